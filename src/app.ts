@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { parseListenAddress, type Config } from './config/index.js';
+import { createHttpServer } from './http/index.js';
+import { Lifecycle } from './lifecycle.js';
+
+/** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
+export interface AppDeps {
+  logger: Logger;
+  /** Wall clock in milliseconds; tests may shift it. */
+  now?: () => number;
+  /** Root of the proc filesystem the host collectors read; fixtures in tests. */
+  procRoot?: string;
+  fetch?: typeof fetch;
+}
+
+export interface App {
+  readonly server: FastifyInstance;
+  readonly config: Config;
+  /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
+  listen(): Promise<string>;
+  /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** Wires the modules into one server. Nothing here does work of its own. */
+export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
+  const lifecycle = new Lifecycle();
+  const server = await createHttpServer(config, deps.logger);
+
+  await server.register(
+    async (_v3) => {
+      // Feature routes under /api/v3 are registered here, behind the guard.
+    },
+    { prefix: '/api/v3' },
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    config,
+    async listen() {
+      const address = parseListenAddress(config.address);
+      if (address === undefined) throw new Error(`invalid address ${config.address}`);
+      await server.listen({ host: address.host === '' ? '0.0.0.0' : address.host, port: address.port });
+      const bound = server.server.address();
+      if (bound === null || typeof bound === 'string') throw new Error('server is not listening on TCP');
+      const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+      const loopbackHost = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
+      const baseUrl = `http://${loopbackHost}:${bound.port}`;
+      await lifecycle.runListen(baseUrl);
+      return baseUrl;
+    },
+    close() {
+      closing ??= (async () => {
+        const failures = await lifecycle.runShutdown();
+        await server.close();
+        failures.push(...(await lifecycle.runFinal()));
+        for (const failure of failures) deps.logger.error({ err: failure }, 'shutdown step failed');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Every configuration key: its file path, the env vars that override it (first is the canonical
+ * name, the rest are accepted aliases), and its kind. The loader and the validator are driven by
+ * this one table, so a key cannot be readable from the file but forgotten in the env, or the reverse.
+ */
+export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'tenants';
+
+export interface ConfigKey {
+  readonly path: string;
+  readonly env: readonly string[];
+  readonly kind: KeyKind;
+  /** Never printed in messages. */
+  readonly secret?: boolean;
+}
+
+function key(path: string, env: string | string[], kind: KeyKind, secret = false): ConfigKey {
+  return { path, env: typeof env === 'string' ? [env] : env, kind, secret };
+}
+
+export const KEYS: readonly ConfigKey[] = [
+  key('id', 'CORE_ID', 'string'),
+  key('name', 'CORE_NAME', 'string'),
+  key('address', 'CORE_ADDRESS', 'string'),
+  key('db.dir', 'CORE_DB_DIR', 'string'),
+  key('api.trusted_proxies', 'CORE_API_TRUSTED_PROXIES', 'list'),
+  key('api.max_body_kbytes', 'CORE_API_MAX_BODY_KBYTES', 'int'),
+  key('api.auth.enable', 'CORE_API_AUTH_ENABLE', 'bool'),
+  key('api.auth.username', 'CORE_API_AUTH_USERNAME', 'string'),
+  key('api.auth.password', 'CORE_API_AUTH_PASSWORD', 'string', true),
+  key('api.auth.jwt.secret', 'CORE_API_AUTH_JWT_SECRET', 'string', true),
+  key('api.auth.jwt.access_ttl_sec', 'CORE_API_AUTH_JWT_ACCESS_TTL_SEC', 'int'),
+  key('api.auth.jwt.refresh_ttl_sec', 'CORE_API_AUTH_JWT_REFRESH_TTL_SEC', 'int'),
+  key('api.auth.auth0.enable', 'CORE_API_AUTH_AUTH0_ENABLE', 'bool'),
+  key('api.auth.auth0.tenants', 'CORE_API_AUTH_AUTH0_TENANTS', 'tenants'),
+  key('api.auth.throttle.max_failures', 'CORE_API_AUTH_THROTTLE_MAX_FAILURES', 'int'),
+  key('api.auth.throttle.window_sec', 'CORE_API_AUTH_THROTTLE_WINDOW_SEC', 'int'),
+  key('api.auth.throttle.delay_ms', 'CORE_API_AUTH_THROTTLE_DELAY_MS', 'int'),
+  key('metrics.enable', 'CORE_METRICS_ENABLE', 'bool'),
+  key('metrics.enable_prometheus', 'CORE_METRICS_ENABLE_PROMETHEUS', 'bool'),
+  key('metrics.range_sec', 'CORE_METRICS_RANGE_SECONDS', 'int'),
+  key('metrics.interval_sec', 'CORE_METRICS_INTERVAL_SECONDS', 'int'),
+  key('metrics.prometheus.bearer_token', 'CORE_METRICS_PROMETHEUS_BEARER_TOKEN', 'string', true),
+  key('metrics.prometheus.username', 'CORE_METRICS_PROMETHEUS_USERNAME', 'string'),
+  key('metrics.prometheus.password', 'CORE_METRICS_PROMETHEUS_PASSWORD', 'string', true),
+  key('metrics.query.max_items', 'CORE_METRICS_QUERY_MAX_ITEMS', 'int'),
+  key('metrics.query.max_pattern_length', 'CORE_METRICS_QUERY_MAX_PATTERN_LENGTH', 'int'),
+  key('storage.disk.dir', 'CORE_STORAGE_DISK_DIR', 'string'),
+  key(
+    'storage.disk.max_size_mbytes',
+    ['CORE_STORAGE_DISK_MAX_SIZE_MBYTES', 'CORE_STORAGE_DISK_MAXSIZEMBYTES'],
+    'int',
+  ),
+  key('storage.memory.auth.enable', 'CORE_STORAGE_MEMORY_AUTH_ENABLE', 'bool'),
+  key('storage.memory.auth.username', 'CORE_STORAGE_MEMORY_AUTH_USERNAME', 'string'),
+  key('storage.memory.auth.password', 'CORE_STORAGE_MEMORY_AUTH_PASSWORD', 'string', true),
+  key(
+    'storage.memory.max_size_mbytes',
+    ['CORE_STORAGE_MEMORY_MAX_SIZE_MBYTES', 'CORE_STORAGE_MEMORY_MAXSIZEMBYTES'],
+    'int',
+  ),
+  key('storage.memory.purge', 'CORE_STORAGE_MEMORY_PURGE', 'bool'),
+  key('storage.cors.origins', 'CORE_STORAGE_CORS_ORIGINS', 'list'),
+  key('ffmpeg.binary', 'CORE_FFMPEG_BINARY', 'string'),
+  key('ffmpeg.max_processes', 'CORE_FFMPEG_MAXPROCESSES', 'int'),
+  key('ffmpeg.log.max_lines', 'CORE_FFMPEG_LOG_MAX_LINES', 'int'),
+  key('ffmpeg.log.max_history', 'CORE_FFMPEG_LOG_MAX_HISTORY', 'int'),
+  key('sessions.enable', 'CORE_SESSIONS_ENABLE', 'bool'),
+  key('sessions.ip_ignorelist', 'CORE_SESSIONS_IP_IGNORELIST', 'list'),
+  key('sessions.session_timeout_sec', 'CORE_SESSIONS_SESSION_TIMEOUT_SEC', 'int'),
+  key('sessions.persist', 'CORE_SESSIONS_PERSIST', 'bool'),
+  key('sessions.persist_interval_sec', 'CORE_SESSIONS_PERSIST_INTERVAL_SEC', 'int'),
+  key('sessions.max_bitrate_mbit', 'CORE_SESSIONS_MAXBITRATE_MBIT', 'int'),
+  key('sessions.max_sessions', ['CORE_SESSIONS_MAX_SESSIONS', 'CORE_SESSIONS_MAXSESSIONS'], 'int'),
+];

@@ -1,0 +1,189 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { writeFileAtomic } from '../persistence/atomic-write.js';
+import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
+import { KEYS, type ConfigKey } from './keys.js';
+import { generateName } from './names.js';
+import { defaultConfig, type Config } from './schema.js';
+import { validateConfig } from './validate.js';
+
+export interface LoadedConfig {
+  /** The effective configuration: defaults, then the file, then env vars; paths made absolute. */
+  config: Config;
+  /** The config file's absolute path. */
+  file: string;
+}
+
+/** Raised when the configuration cannot be used; `problems` has one line per bad key. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Loads the configuration (SPEC §2.1). Creates the file when it does not exist, and persists
+ * generated values (id, name, secrets) that the file lacks, so tokens survive a restart.
+ */
+export async function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): Promise<LoadedConfig> {
+  const file = resolve(cwd, env.CORE_CONFIGFILE ?? './config/config.json');
+  const problems: string[] = [];
+  const fileJson = await readConfigFile(file, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const generatedMissing = fillGenerated(fileJson);
+  if (generatedMissing) await writeFileAtomic(file, `${JSON.stringify(fileJson, null, 2)}\n`);
+
+  const config = defaultConfig();
+  for (const configKey of KEYS) {
+    const fromFile = getPath(fileJson, configKey.path);
+    if (fromFile !== undefined) {
+      const checked = checkFileValue(configKey, fromFile);
+      if ('problem' in checked) problems.push(`${configKey.path}: ${checked.problem}`);
+      else setPath(config, configKey.path, checked.value);
+    }
+    const envName = configKey.env.find((name) => env[name] !== undefined);
+    if (envName !== undefined) {
+      const checked = parseEnvValue(configKey, env[envName] ?? '');
+      if ('problem' in checked) problems.push(`${configKey.path} (env ${envName}): ${checked.problem}`);
+      else setPath(config, configKey.path, checked.value);
+    }
+  }
+  problems.push(...validateConfig(config));
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  config.db.dir = resolve(cwd, config.db.dir);
+  config.storage.disk.dir = resolve(cwd, config.storage.disk.dir);
+  return { config, file };
+}
+
+async function readConfigFile(file: string, problems: string[]): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return defaultFileContent();
+    problems.push(`config file ${file}: ${(error as Error).message}`);
+    return {};
+  }
+  try {
+    const json: unknown = JSON.parse(text);
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+      problems.push(`config file ${file}: must hold a JSON object`);
+      return {};
+    }
+    return json as Record<string, unknown>;
+  } catch (error) {
+    problems.push(`config file ${file}: invalid JSON (${(error as Error).message})`);
+    return {};
+  }
+}
+
+/** The content of a new config file: every default, so users see every key they can set. */
+function defaultFileContent(): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(defaultConfig())) as Record<string, unknown>;
+}
+
+/** Fills generated values the file lacks. Returns whether it changed anything. */
+function fillGenerated(fileJson: Record<string, unknown>): boolean {
+  const generators: Record<string, () => string> = {
+    id: () => randomUUID(),
+    name: () => generateName(),
+    'api.auth.jwt.secret': () => randomBytes(32).toString('base64url'),
+    'storage.memory.auth.password': () => randomBytes(18).toString('base64url'),
+  };
+  let changed = Object.keys(fileJson).length === 0;
+  for (const [path, generate] of Object.entries(generators)) {
+    const current = getPath(fileJson, path);
+    if (current === undefined || current === '') {
+      setPath(fileJson, path, generate());
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+type Checked = { value: unknown } | { problem: string };
+
+function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
+  switch (configKey.kind) {
+    case 'bool':
+      return typeof value === 'boolean' ? { value } : { problem: 'must be true or false' };
+    case 'int':
+      return Number.isSafeInteger(value) && (value as number) >= 0
+        ? { value }
+        : { problem: 'must be a non-negative integer' };
+    case 'string':
+      return typeof value === 'string' ? { value } : { problem: 'must be a string' };
+    case 'list':
+      return Array.isArray(value) && value.every((item) => typeof item === 'string')
+        ? { value }
+        : { problem: 'must be an array of strings' };
+    case 'tenants': {
+      if (!Array.isArray(value)) return { problem: 'must be an array of tenant objects' };
+      const tenants = [];
+      for (const [index, item] of value.entries()) {
+        const tenant = validateTenant(item);
+        if (typeof tenant === 'string') return { problem: `item ${index + 1}: ${tenant}` };
+        tenants.push(tenant);
+      }
+      return { value: tenants };
+    }
+  }
+}
+
+function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
+  switch (configKey.kind) {
+    case 'bool': {
+      const lower = raw.trim().toLowerCase();
+      if (['true', '1', 'yes'].includes(lower)) return { value: true };
+      if (['false', '0', 'no'].includes(lower)) return { value: false };
+      return { problem: 'must be one of true/false/1/0/yes/no' };
+    }
+    case 'int': {
+      const trimmed = raw.trim();
+      if (!/^\d+$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed))) {
+        return { problem: 'must be a non-negative integer (decimal digits only)' };
+      }
+      return { value: Number(trimmed) };
+    }
+    case 'string':
+      return { value: raw };
+    case 'list':
+      return {
+        value: raw
+          .split(/[,\s]+/)
+          .map((item) => item.trim())
+          .filter((item) => item !== ''),
+      };
+    case 'tenants': {
+      const parsed = parseTenantsEnv(raw);
+      return 'problem' in parsed ? parsed : { value: parsed.tenants };
+    }
+  }
+}
+
+function getPath(object: unknown, path: string): unknown {
+  let current: unknown = object;
+  for (const part of path.split('.')) {
+    if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
+}
+
+function setPath(object: object, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let current = object as Record<string, unknown>;
+  for (const part of parts.slice(0, -1)) {
+    const next = current[part];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) current[part] = {};
+    current = current[part] as Record<string, unknown>;
+  }
+  current[parts[parts.length - 1] as string] = value;
+}

@@ -1,0 +1,118 @@
+/**
+ * The shape of streamcore's configuration (SPEC §2, §3, §6–§9). File keys are the JSON paths of
+ * this object; `KEYS` in keys.ts maps each of them to its env vars and its kind.
+ */
+
+/** One identity-provider tenant (SPEC §3.3). */
+export interface Auth0Tenant {
+  domain: string;
+  audience: string;
+  clientid: string;
+  /** Provider subjects (`sub`) allowed to log in. */
+  users: string[];
+  /** Expected `iss`; default `https://<domain>/`. */
+  issuer?: string;
+  /** Where the key set is fetched; default `https://<domain>/.well-known/jwks.json`. */
+  jwks_url?: string;
+}
+
+export interface Config {
+  id: string;
+  name: string;
+  /** `host:port` or `:port`. */
+  address: string;
+  db: { dir: string };
+  api: {
+    /** CIDRs whose `X-Forwarded-For` is believed (SPEC §3.2, §9). Empty: the socket address only. */
+    trusted_proxies: string[];
+    /** Bound on JSON API request bodies, KiB. */
+    max_body_kbytes: number;
+    auth: {
+      enable: boolean;
+      username: string;
+      password: string;
+      jwt: { secret: string; access_ttl_sec: number; refresh_ttl_sec: number };
+      auth0: { enable: boolean; tenants: Auth0Tenant[] };
+      /** Brute-force protection of POST /api/login (SPEC §3.2). */
+      throttle: { max_failures: number; window_sec: number; delay_ms: number };
+    };
+  };
+  metrics: {
+    enable: boolean;
+    enable_prometheus: boolean;
+    range_sec: number;
+    interval_sec: number;
+    /** Optional scrape credential for GET /metrics (SPEC §6); empty strings mean "not set". */
+    prometheus: { bearer_token: string; username: string; password: string };
+    /** Bounds on a metrics query (SPEC §5.2). */
+    query: { max_items: number; max_pattern_length: number };
+  };
+  storage: {
+    disk: { dir: string; max_size_mbytes: number };
+    memory: {
+      auth: { enable: boolean; username: string; password: string };
+      max_size_mbytes: number;
+      purge: boolean;
+    };
+    cors: { origins: string[] };
+  };
+  ffmpeg: {
+    binary: string;
+    max_processes: number;
+    log: { max_lines: number; max_history: number };
+  };
+  sessions: {
+    enable: boolean;
+    ip_ignorelist: string[];
+    session_timeout_sec: number;
+    persist: boolean;
+    persist_interval_sec: number;
+    max_bitrate_mbit: number;
+    max_sessions: number;
+  };
+}
+
+/** Built-in defaults (SPEC §2.2). Generated values (`id`, `name`, secrets) are filled by the loader. */
+export function defaultConfig(): Config {
+  return {
+    id: '',
+    name: '',
+    address: ':8080',
+    db: { dir: './config' },
+    api: {
+      trusted_proxies: [],
+      max_body_kbytes: 64,
+      auth: {
+        enable: false,
+        username: '',
+        password: '',
+        jwt: { secret: '', access_ttl_sec: 600, refresh_ttl_sec: 86_400 },
+        auth0: { enable: false, tenants: [] },
+        throttle: { max_failures: 5, window_sec: 300, delay_ms: 1000 },
+      },
+    },
+    metrics: {
+      enable: false,
+      enable_prometheus: false,
+      range_sec: 300,
+      interval_sec: 2,
+      prometheus: { bearer_token: '', username: '', password: '' },
+      query: { max_items: 1000, max_pattern_length: 1000 },
+    },
+    storage: {
+      disk: { dir: './data', max_size_mbytes: 0 },
+      memory: { auth: { enable: true, username: 'admin', password: '' }, max_size_mbytes: 0, purge: false },
+      cors: { origins: ['*'] },
+    },
+    ffmpeg: { binary: 'ffmpeg', max_processes: 0, log: { max_lines: 50, max_history: 3 } },
+    sessions: {
+      enable: true,
+      ip_ignorelist: ['127.0.0.1/32', '::1/128'],
+      session_timeout_sec: 30,
+      persist: false,
+      persist_interval_sec: 300,
+      max_bitrate_mbit: 0,
+      max_sessions: 0,
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { isIP } from 'node:net';
+import type { Config } from './schema.js';
+
+/** Cross-field and value-range checks after loading (SPEC §2.1 step 4). One message per problem. */
+export function validateConfig(config: Config): string[] {
+  const problems: string[] = [];
+  const check = (ok: boolean, message: string): void => {
+    if (!ok) problems.push(message);
+  };
+
+  check(
+    parseListenAddress(config.address) !== undefined,
+    `address: must be "host:port" or ":port", got "${config.address}"`,
+  );
+  check(config.db.dir !== '', 'db.dir: must not be empty');
+  check(config.api.max_body_kbytes >= 1, 'api.max_body_kbytes: must be at least 1');
+  for (const cidr of config.api.trusted_proxies) {
+    check(isCidr(cidr), `api.trusted_proxies: "${cidr}" is not an IP address or CIDR`);
+  }
+
+  const auth = config.api.auth;
+  if (auth.enable) {
+    check(auth.username !== '', 'api.auth.username: required when api.auth.enable is true');
+    check(auth.password !== '', 'api.auth.password: required when api.auth.enable is true');
+  }
+  check(auth.jwt.secret !== '', 'api.auth.jwt.secret: must not be empty');
+  check(auth.jwt.access_ttl_sec >= 1, 'api.auth.jwt.access_ttl_sec: must be at least 1');
+  check(auth.jwt.refresh_ttl_sec >= 1, 'api.auth.jwt.refresh_ttl_sec: must be at least 1');
+  check(auth.throttle.max_failures >= 1, 'api.auth.throttle.max_failures: must be at least 1');
+  check(auth.throttle.window_sec >= 1, 'api.auth.throttle.window_sec: must be at least 1');
+  check(auth.throttle.delay_ms <= 10_000, 'api.auth.throttle.delay_ms: must be at most 10000');
+
+  const metrics = config.metrics;
+  if (metrics.enable) {
+    check(metrics.interval_sec >= 1, 'metrics.interval_sec: must be at least 1');
+    check(
+      metrics.range_sec >= metrics.interval_sec,
+      'metrics.range_sec: must be at least metrics.interval_sec',
+    );
+    check(
+      metrics.interval_sec < 1 || metrics.range_sec / metrics.interval_sec <= 100_000,
+      'metrics.range_sec: range_sec / interval_sec must be at most 100000 samples per series',
+    );
+  }
+  check(metrics.query.max_items >= 1, 'metrics.query.max_items: must be at least 1');
+  check(metrics.query.max_pattern_length >= 1, 'metrics.query.max_pattern_length: must be at least 1');
+
+  check(config.storage.disk.dir !== '', 'storage.disk.dir: must not be empty');
+  if (config.storage.memory.auth.enable) {
+    check(
+      config.storage.memory.auth.username !== '',
+      'storage.memory.auth.username: required when storage.memory.auth.enable is true',
+    );
+  }
+  check(config.ffmpeg.binary !== '', 'ffmpeg.binary: must not be empty');
+
+  const sessions = config.sessions;
+  for (const cidr of sessions.ip_ignorelist) {
+    check(isCidr(cidr), `sessions.ip_ignorelist: "${cidr}" is not an IP address or CIDR`);
+  }
+  check(sessions.session_timeout_sec >= 1, 'sessions.session_timeout_sec: must be at least 1');
+  check(sessions.persist_interval_sec >= 1, 'sessions.persist_interval_sec: must be at least 1');
+  return problems;
+}
+
+/** Splits `host:port` / `:port` / `[v6]:port`; undefined when malformed. An empty host means all interfaces. */
+export function parseListenAddress(address: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(address);
+  if (match === null) return undefined;
+  const port = Number(match[3]);
+  if (port > 65_535) return undefined;
+  return { host: match[1] ?? match[2] ?? '', port };
+}
+
+/** Accepts `a.b.c.d`, `a.b.c.d/n`, and the IPv6 equivalents. */
+export function isCidr(value: string): boolean {
+  const [address = '', prefix, extra] = value.split('/');
+  if (extra !== undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
+}

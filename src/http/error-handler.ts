@@ -1,0 +1,58 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError, messageForStatus, type ErrorEnvelope } from './errors.js';
+
+/** Framework error codes and the status the contract gives them (SPEC §1.1). */
+const FRAMEWORK_STATUS: Record<string, number> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 413,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 415,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 400,
+  FST_ERR_CTP_EMPTY_JSON_BODY: 400,
+  FST_ERR_CTP_INVALID_JSON_BODY: 400,
+};
+
+/**
+ * Maps every error to the envelope. Unexpected errors become 500 and are logged with the request
+ * id, which the answer repeats so a user can quote it.
+ */
+export function registerErrorHandler(server: FastifyInstance): void {
+  server.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      void reply.headers(error.headers);
+      return sendEnvelope(reply, error.toEnvelope());
+    }
+    if (error.validation !== undefined) {
+      const details = error.validation.map((issue) => {
+        const path =
+          issue.instancePath === ''
+            ? (error.validationContext ?? 'body')
+            : issue.instancePath.slice(1).replaceAll('/', '.');
+        return `${path}: ${issue.message ?? 'invalid'}`;
+      });
+      return sendEnvelope(reply, { code: 400, message: 'Bad Request', details });
+    }
+    const status = FRAMEWORK_STATUS[error.code] ?? error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return sendEnvelope(reply, {
+        code: status,
+        message: messageForStatus(status),
+        details: [error.message],
+      });
+    }
+    request.log.error({ err: error, reqId: request.id }, 'unexpected error while handling a request');
+    return sendEnvelope(reply, {
+      code: 500,
+      message: 'Internal Server Error',
+      details: [`request id ${String(request.id)}`],
+    });
+  });
+}
+
+export function sendEnvelope(reply: FastifyReply, envelope: ErrorEnvelope): FastifyReply {
+  return reply.code(envelope.code).type('application/json; charset=utf-8').send(envelope);
+}
+
+/** Answers an ApiError from a hook or a not-found handler, where throwing is not the idiom. */
+export function replyError(reply: FastifyReply, error: ApiError): FastifyReply {
+  void reply.headers(error.headers);
+  return sendEnvelope(reply, error.toEnvelope());
+}

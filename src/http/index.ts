@@ -1,0 +1,3 @@
+export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.js';
+export { createHttpServer } from './server.js';
+export { replyError, sendEnvelope } from './error-handler.js';

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from './errors.js';
+
+/** `application/json` in any case, with or without parameters (SPEC §1.1). */
+const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
+
+/**
+ * Replaces fastify's body parsers with one strict JSON parser: other content types get 415 from
+ * fastify, malformed JSON gets 400 `Invalid JSON` with the parser's position, and an empty body is
+ * `undefined` (handlers decide whether that is allowed). Trailing white space, such as the newline
+ * some clients send after the JSON, is fine because JSON.parse ignores it.
+ */
+export function registerJsonBodyParser(server: FastifyInstance, bodyLimitBytes: number): void {
+  server.removeAllContentTypeParsers();
+  server.addContentTypeParser(
+    JSON_CONTENT_TYPE,
+    { parseAs: 'string', bodyLimit: bodyLimitBytes },
+    (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      try {
+        done(null, JSON.parse(text) as unknown);
+      } catch (error) {
+        done(new ApiError('INVALID_JSON', (error as Error).message), undefined);
+      }
+    },
+  );
+}

@@ -1,0 +1,36 @@
+import findMyWay, { type HTTPMethod } from 'find-my-way';
+import type { FastifyInstance } from 'fastify';
+
+// OPTIONS is left out: the CORS plugin answers it on every path, which says nothing about the resource.
+const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
+
+/**
+ * A shadow of the server's routes, so that a request that matched nothing can be told apart:
+ * 405 with `Allow` when the path exists for another method, 404 otherwise (SPEC §1.1).
+ * Must be attached before any route is registered.
+ */
+export class RouteTable {
+  private readonly router = findMyWay({ ignoreTrailingSlash: false });
+
+  attach(server: FastifyInstance): void {
+    server.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      for (const method of methods) {
+        if (METHODS.includes(method as HTTPMethod)) this.addRoute(method as HTTPMethod, route.url);
+      }
+    });
+  }
+
+  private addRoute(method: HTTPMethod, url: string): void {
+    try {
+      this.router.on(method, url, () => undefined);
+    } catch {
+      // Duplicate shapes (e.g. the HEAD twin fastify adds for GET) are already known.
+    }
+  }
+
+  /** Methods other than `method` under which `path` would match a route. */
+  allowedMethods(method: string, path: string): string[] {
+    return METHODS.filter((other) => other !== method && this.router.find(other, path) !== null);
+  }
+}

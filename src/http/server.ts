@@ -1,0 +1,62 @@
+import compress from '@fastify/compress';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { registerErrorHandler, replyError } from './error-handler.js';
+import { ApiError } from './errors.js';
+import { registerJsonBodyParser } from './json-body.js';
+import { RouteTable } from './route-table.js';
+
+/** Responses from this size on are gzip-compressed for clients that accept it (SPEC §1.1). */
+const COMPRESS_THRESHOLD_BYTES = 1024;
+
+/**
+ * Creates the HTTP server with the conventions every route shares: the error envelope, strict JSON
+ * bodies, 404/405 answers, gzip and CORS. Routes are added by the feature modules afterwards.
+ */
+export async function createHttpServer(config: Config, logger: Logger): Promise<FastifyInstance> {
+  const server = Fastify({
+    // The cast keeps FastifyInstance at its default logger type, so plugins (typed for the default) accept it.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: config.api.max_body_kbytes * 1024,
+    trustProxy: config.api.trusted_proxies.length > 0 ? config.api.trusted_proxies : false,
+    // Keep-alive connections must not hold a shutdown open.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
+  });
+  const routeTable = new RouteTable();
+  routeTable.attach(server);
+
+  registerJsonBodyParser(server, config.api.max_body_kbytes * 1024);
+  registerErrorHandler(server);
+  server.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = routeTable.allowedMethods(request.method, path);
+    if (allowed.length > 0) {
+      return replyError(
+        reply,
+        new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}`, {
+          headers: { allow: allowed.join(', ') },
+        }),
+      );
+    }
+    return replyError(reply, new ApiError('NOT_FOUND', `${request.method} ${path} is not a route`));
+  });
+
+  await server.register(compress, { global: true, threshold: COMPRESS_THRESHOLD_BYTES, encodings: ['gzip'] });
+  const origins = config.storage.cors.origins;
+  await server.register(cors, {
+    origin: origins.length === 0 || origins.includes('*') ? '*' : origins,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Range', 'Accept', 'Accept-Encoding'],
+    exposedHeaders: ['Content-Length', 'Content-Range', 'Retry-After'],
+    maxAge: 86_400,
+  });
+
+  server.get('/ping', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('pong'));
+  return server;
+}

@@ -1,0 +1,53 @@
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config/index.js';
+
+/** Loads config, builds the app, listens, and handles signals. Nothing else (STYLE §3). */
+async function main(): Promise<void> {
+  const logger = pino({ level: process.env.CORE_LOG_LEVEL ?? 'info' });
+  let loaded;
+  try {
+    loaded = await loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      for (const problem of error.problems) process.stderr.write(`config: ${problem}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  // A fault outside a request (a timer, a child's stream) is logged; it must not take down the
+  // server and every encoder with it (SPEC §1.1, README "Failure handling").
+  process.on('uncaughtException', (error) => logger.error({ err: error }, 'uncaught exception'));
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+
+  const app = await buildApp(loaded.config, { logger });
+  const baseUrl = await app.listen();
+  logger.info(
+    { url: baseUrl, config: loaded.file, id: loaded.config.id, name: loaded.config.name },
+    'streamcore listening',
+  );
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `streamcore failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,82 @@
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { buildApp, type App } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
+
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
+};
+
+export interface TestServer {
+  /** Base URL, e.g. `http://127.0.0.1:40123`. */
+  url: string;
+  app: App;
+  config: Config;
+  /** Temporary directory holding config, db and disk storage; removed by `close`. */
+  dir: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: DeepPartial<Config>;
+  env?: Record<string, string>;
+  /** Reuse a directory (e.g. to restart a server on the same db); it is not removed on close. */
+  dir?: string;
+  now?: () => number;
+  procRoot?: string;
+}
+
+/** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'streamcore-test-')));
+  const configFile = join(dir, 'config.json');
+  const existing = await readFile(configFile, 'utf8').then(
+    (text) => JSON.parse(text) as Record<string, unknown>,
+    () => ({}),
+  );
+  const fileConfig = deepMerge(existing, {
+    address: '127.0.0.1:0',
+    db: { dir: join(dir, 'db') },
+    storage: { disk: { dir: join(dir, 'data') } },
+  });
+  deepMergeInto(fileConfig, options.config ?? {});
+  await mkdir(join(dir, 'data'), { recursive: true });
+  await writeFile(configFile, JSON.stringify(fileConfig));
+  const { config } = await loadConfig({ ...options.env, CORE_CONFIGFILE: configFile }, dir);
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const app = await buildApp(config, { logger, now: options.now, procRoot: options.procRoot });
+  const url = await app.listen();
+  return {
+    url,
+    app,
+    config,
+    dir,
+    async close() {
+      await app.close();
+      if (ownDir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function deepMerge(
+  base: Record<string, unknown>,
+  override: Record<string, unknown>,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    const current = result[key];
+    result[key] = isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value;
+  }
+  return result;
+}
+
+function deepMergeInto(target: Record<string, unknown>, override: Record<string, unknown>): void {
+  Object.assign(target, deepMerge(target, override));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
