@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { parseListenAddress, type Config } from './config/index.js';
 import { createHttpServer } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
+import type { Collector } from './monitor/collector.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
 export interface AppDeps {
@@ -27,13 +28,27 @@ export interface App {
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const lifecycle = new Lifecycle();
   const server = await createHttpServer(config, deps.logger);
+  // Every module's collectors; the monitor (wired last) collects them all.
+  const collectors: Collector[] = [];
+
+  // --- storage: filesystems and their HTTP mounts ---
+
+  // --- auth: login routes and identity ---
+
+  // --- processes ---
+
+  // --- sessions ---
 
   await server.register(
     async (_v3) => {
-      // Feature routes under /api/v3 are registered here, behind the guard.
+      // --- /api/v3 guard ---
+      // --- /api/v3 routes ---
     },
     { prefix: '/api/v3' },
   );
+
+  // --- monitor: store, scheduler, metrics routes, Prometheus ---
+  void collectors;
 
   let closing: Promise<void> | undefined;
   return {

@@ -1,0 +1,30 @@
+/**
+ * The contract between the storage module (which owns the disk and memory filesystems) and its
+ * users: the process module's cleanup rules and IO accounting, the filesystem collector, the
+ * HTTP mounts. Paths are absolute within the filesystem and start with `/` (e.g. `/cam1_0001.ts`).
+ */
+export interface FileInfo {
+  /** Path within the filesystem, starting with `/`. */
+  name: string;
+  size_bytes: number;
+  /** Modification time, Unix milliseconds. */
+  last_modified_ms: number;
+}
+
+/** Called after a file was written through the server (PUT/POST), with the bytes of the body. */
+export type WriteListener = (path: string, bytes: number) => void;
+
+export interface Filesystem {
+  /** API name: `disk` or `mem` (SPEC §8). */
+  readonly name: 'disk' | 'mem';
+  /** Metric label: `diskfs` or `memfs`. */
+  readonly metricName: 'diskfs' | 'memfs';
+  /** Files matching a glob (`*` within a path segment, `**` across segments); all files without one. */
+  list(glob?: string): Promise<FileInfo[]>;
+  /** Deletes one file; resolves false when it did not exist. */
+  remove(path: string): Promise<boolean>;
+  /** Bytes stored, number of files (directories excluded), limit in bytes or -1 when unlimited. */
+  usage(): Promise<{ usage_bytes: number; files: number; limit_bytes: number }>;
+  /** Subscribes to writes that come through the server; returns the unsubscribe function. */
+  onWrite(listener: WriteListener): () => void;
+}
