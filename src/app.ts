@@ -4,6 +4,7 @@ import { parseListenAddress, type Config } from './config/index.js';
 import { createHttpServer } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Collector } from './monitor/collector.js';
+import { createFilesystemCollector, createFilesystems } from './storage/index.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
 export interface AppDeps {
@@ -32,6 +33,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const collectors: Collector[] = [];
 
   // --- storage: filesystems and their HTTP mounts ---
+  const filesystems = await createFilesystems(config, { logger: deps.logger, now: deps.now ?? Date.now });
+  collectors.push(createFilesystemCollector([filesystems.disk, filesystems.mem]));
 
   // --- auth: login routes and identity ---
 

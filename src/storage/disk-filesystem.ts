@@ -1,0 +1,228 @@
+import { createReadStream } from 'node:fs';
+import {
+  lstat,
+  mkdir,
+  readFile,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { dirname, join, sep } from 'node:path';
+import { StorageError } from './errors.js';
+import type { FileInfo, WriteListener } from './filesystem.js';
+import { compileGlob } from './glob.js';
+import type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
+import { WriteListeners } from './write-listeners.js';
+
+export interface DiskFilesystemOptions {
+  /** Absolute root directory (`storage.disk.dir`); created when missing. */
+  root: string;
+  /** Limit for writes through the server, bytes; 0 = unlimited (`storage.disk.max_size_mbytes`). */
+  maxSizeBytes: number;
+  /**
+   * How long a walk of the tree for `usage()` is reused, milliseconds. Processes write files
+   * behind the server's back, so the figure is re-measured, but not on every collection tick of a
+   * possibly huge tree; writes and deletes through the server adjust it in between.
+   */
+  usageCacheMs: number;
+  /** Wall clock, Unix milliseconds. */
+  now: () => number;
+  onListenerError: (error: unknown) => void;
+}
+
+interface Usage {
+  usage_bytes: number;
+  files: number;
+}
+
+/**
+ * The disk filesystem (`disk`, metric name `diskfs`, mounted at `/`). Every access resolves the
+ * real path (symlinks followed) and refuses anything outside the real root, so a symlink placed
+ * in the tree cannot expose the rest of the machine. Listing and usage skip symlinks.
+ */
+export class DiskFilesystem implements MountedFilesystem {
+  readonly name = 'disk';
+  readonly metricName = 'diskfs';
+  readonly mount = '/';
+  private realRoot = '';
+  private readonly listeners: WriteListeners;
+  private cachedUsage: { value: Usage; atMs: number } | undefined;
+  private usageWalk: Promise<Usage> | undefined;
+
+  constructor(private readonly options: DiskFilesystemOptions) {
+    this.listeners = new WriteListeners(options.onListenerError);
+  }
+
+  /** Creates the root when missing and remembers its real path. Call once before use. */
+  async init(): Promise<void> {
+    await mkdir(this.options.root, { recursive: true });
+    this.realRoot = await realpath(this.options.root);
+  }
+
+  /** The real absolute root directory. */
+  get root(): string {
+    return this.realRoot;
+  }
+
+  async list(glob?: string): Promise<FileInfo[]> {
+    const matcher = glob === undefined || glob === '' ? undefined : compileGlob(glob);
+    const result: FileInfo[] = [];
+    await this.walk(this.realRoot, '', (name, size, mtimeMs) => {
+      if (matcher === undefined || matcher.matches(name)) {
+        result.push({ name, size_bytes: size, last_modified_ms: Math.floor(mtimeMs) });
+      }
+    });
+    return result;
+  }
+
+  async remove(path: string): Promise<boolean> {
+    const target = await this.resolveInside(path);
+    if (target === undefined) return false;
+    const stats = await stat(target).catch(() => undefined);
+    if (stats === undefined || !stats.isFile()) return false;
+    await unlink(target);
+    this.adjustUsage(-stats.size, -1);
+    return true;
+  }
+
+  async usage(): Promise<{ usage_bytes: number; files: number; limit_bytes: number }> {
+    const value = await this.currentUsage();
+    const limit = this.options.maxSizeBytes;
+    return { ...value, limit_bytes: limit > 0 ? limit : -1 };
+  }
+
+  onWrite(listener: WriteListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  async open(path: string): Promise<ServedFile | undefined> {
+    let target = await this.resolveInside(path);
+    if (target === undefined) return undefined;
+    let stats = await stat(target).catch(() => undefined);
+    let servedPath = path;
+    if (stats?.isDirectory() === true) {
+      servedPath = `${path.endsWith('/') ? path : `${path}/`}index.html`;
+      target = await this.resolveInside(servedPath);
+      if (target === undefined) return undefined;
+      stats = await stat(target).catch(() => undefined);
+    }
+    if (stats === undefined || !stats.isFile()) return undefined;
+    const file = target;
+    return {
+      info: { name: servedPath, size_bytes: stats.size, last_modified_ms: Math.floor(stats.mtimeMs) },
+      body: (start, end) => createReadStream(file, { start, end }),
+      readAll: () => readFile(file),
+    };
+  }
+
+  async write(path: string, data: Buffer): Promise<{ created: boolean }> {
+    if (path.endsWith('/') || path === '/') throw new StorageError('INVALID_PATH', `${path} is a directory`);
+    const absolute = join(this.realRoot, path);
+    await mkdir(dirname(absolute), { recursive: true });
+    // The parent may be (or contain) a symlink pointing out of the root: check its real path.
+    const parent = await realpath(dirname(absolute));
+    if (!this.isInside(parent)) throw new StorageError('INVALID_PATH', `${path} is outside the filesystem`);
+    const target = join(parent, absolute.slice(dirname(absolute).length + 1));
+    const previous = await lstat(target).catch(() => undefined);
+    if (previous !== undefined && !previous.isFile()) {
+      throw new StorageError('INVALID_PATH', `${path} is not a regular file`);
+    }
+    const previousSize = previous?.size ?? 0;
+    await this.checkLimit(data.length, previousSize);
+    // Write beside and rename, so a reader never sees a half-written file.
+    const temporary = join(parent, `.${randomBytes(6).toString('hex')}.upload`);
+    try {
+      await writeFile(temporary, data);
+      await rename(temporary, target);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    this.adjustUsage(data.length - previousSize, previous === undefined ? 1 : 0);
+    this.listeners.notify(path, data.length);
+    return { created: previous === undefined };
+  }
+
+  private async checkLimit(bytes: number, replacedBytes: number): Promise<void> {
+    const limit = this.options.maxSizeBytes;
+    if (limit <= 0) return;
+    if (bytes > limit) {
+      throw new StorageError('TOO_LARGE', `${bytes} bytes exceed the disk limit of ${limit} bytes`);
+    }
+    const { usage_bytes } = await this.currentUsage();
+    if (usage_bytes - replacedBytes + bytes > limit) {
+      throw new StorageError(
+        'NO_SPACE',
+        `disk is full: ${bytes} bytes do not fit, ${Math.max(0, limit - usage_bytes)} bytes free`,
+      );
+    }
+  }
+
+  /** Absolute real path for `path` when it lies inside the root, following symlinks; else undefined. */
+  private async resolveInside(path: string): Promise<string | undefined> {
+    const absolute = join(this.realRoot, path);
+    const real = await realpath(absolute).catch(() => undefined);
+    if (real === undefined || !this.isInside(real)) return undefined;
+    return real;
+  }
+
+  private isInside(real: string): boolean {
+    return real === this.realRoot || real.startsWith(this.realRoot + sep);
+  }
+
+  private currentUsage(): Promise<Usage> {
+    const cached = this.cachedUsage;
+    if (cached !== undefined && this.options.now() - cached.atMs < this.options.usageCacheMs) {
+      return Promise.resolve(cached.value);
+    }
+    // Single flight: concurrent callers share one walk.
+    this.usageWalk ??= this.measureUsage().finally(() => {
+      this.usageWalk = undefined;
+    });
+    return this.usageWalk;
+  }
+
+  private async measureUsage(): Promise<Usage> {
+    const value: Usage = { usage_bytes: 0, files: 0 };
+    await this.walk(this.realRoot, '', (_name, size) => {
+      value.usage_bytes += size;
+      value.files += 1;
+    });
+    this.cachedUsage = { value, atMs: this.options.now() };
+    return value;
+  }
+
+  private adjustUsage(bytes: number, files: number): void {
+    if (this.cachedUsage === undefined) return;
+    const value = this.cachedUsage.value;
+    this.cachedUsage.value = {
+      usage_bytes: Math.max(0, value.usage_bytes + bytes),
+      files: Math.max(0, value.files + files),
+    };
+  }
+
+  /** Visits every regular file below `dir` (symlinks skipped); `prefix` is `dir`'s filesystem path. */
+  private async walk(
+    dir: string,
+    prefix: string,
+    visit: (name: string, size: number, mtimeMs: number) => void,
+  ): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const absolute = join(dir, entry.name);
+      const name = `${prefix}/${entry.name}`;
+      if (entry.isDirectory()) {
+        await this.walk(absolute, name, visit);
+      } else if (entry.isFile()) {
+        // A file may vanish between readdir and stat (an encoder rotating segments).
+        const stats = await stat(absolute).catch(() => undefined);
+        if (stats !== undefined) visit(name, stats.size, stats.mtimeMs);
+      }
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { DiskFilesystem } from './disk-filesystem.js';
+import { MemoryFilesystem } from './memory-filesystem.js';
+
+/** The server's two filesystems (SPEC §8), by API name. */
+export interface Filesystems {
+  readonly disk: DiskFilesystem;
+  readonly mem: MemoryFilesystem;
+}
+
+/** How long a disk usage walk is reused before the tree is walked again, milliseconds. */
+const DISK_USAGE_CACHE_MS = 10_000;
+const MIB = 1024 * 1024;
+
+/** Creates both filesystems from the config; the disk root is created when missing. */
+export async function createFilesystems(
+  config: Config,
+  deps: { logger: Logger; now: () => number },
+): Promise<Filesystems> {
+  const onListenerError = (error: unknown): void =>
+    deps.logger.error({ err: error }, 'a filesystem write listener failed');
+  const disk = new DiskFilesystem({
+    root: config.storage.disk.dir,
+    maxSizeBytes: config.storage.disk.max_size_mbytes * MIB,
+    usageCacheMs: DISK_USAGE_CACHE_MS,
+    now: deps.now,
+    onListenerError,
+  });
+  await disk.init();
+  const mem = new MemoryFilesystem({
+    maxSizeBytes: config.storage.memory.max_size_mbytes * MIB,
+    purge: config.storage.memory.purge,
+    now: deps.now,
+    onListenerError,
+  });
+  return { disk, mem };
+}

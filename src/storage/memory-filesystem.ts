@@ -1,0 +1,137 @@
+import { StorageError } from './errors.js';
+import type { FileInfo, WriteListener } from './filesystem.js';
+import { compileGlob } from './glob.js';
+import type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
+import { WriteListeners } from './write-listeners.js';
+
+export interface MemoryFilesystemOptions {
+  /** Limit of the stored bytes; 0 = unlimited (SPEC §8 `storage.memory.max_size_mbytes`). */
+  maxSizeBytes: number;
+  /** Delete the oldest files to make room instead of refusing a write with 507. */
+  purge: boolean;
+  /** Wall clock, Unix milliseconds. */
+  now: () => number;
+  onListenerError: (error: unknown) => void;
+}
+
+interface MemFile {
+  /** The one copy of the content; served as views, never copied per request. */
+  readonly data: Buffer;
+  readonly lastModifiedMs: number;
+}
+
+/**
+ * The memory filesystem (`mem`, metric name `memfs`, mounted at `/memfs`). Content is lost on
+ * restart. The map's insertion order is kept equal to modification order (an overwrite deletes and
+ * re-inserts), so the first entries are the oldest: purging walks from the front.
+ */
+export class MemoryFilesystem implements MountedFilesystem {
+  readonly name = 'mem';
+  readonly metricName = 'memfs';
+  readonly mount = '/memfs';
+  private readonly files = new Map<string, MemFile>();
+  private usageBytes = 0;
+  private readonly listeners: WriteListeners;
+
+  constructor(private readonly options: MemoryFilesystemOptions) {
+    this.listeners = new WriteListeners(options.onListenerError);
+  }
+
+  list(glob?: string): Promise<FileInfo[]> {
+    const matcher = glob === undefined || glob === '' ? undefined : compileGlob(glob);
+    const result: FileInfo[] = [];
+    for (const [name, file] of this.files) {
+      if (matcher !== undefined && !matcher.matches(name)) continue;
+      result.push({ name, size_bytes: file.data.length, last_modified_ms: file.lastModifiedMs });
+    }
+    return Promise.resolve(result);
+  }
+
+  remove(path: string): Promise<boolean> {
+    return Promise.resolve(this.delete(path));
+  }
+
+  usage(): Promise<{ usage_bytes: number; files: number; limit_bytes: number }> {
+    return Promise.resolve(this.usageNow());
+  }
+
+  /** Synchronous form of `usage()`. */
+  usageNow(): { usage_bytes: number; files: number; limit_bytes: number } {
+    const limit = this.options.maxSizeBytes;
+    return { usage_bytes: this.usageBytes, files: this.files.size, limit_bytes: limit > 0 ? limit : -1 };
+  }
+
+  onWrite(listener: WriteListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  open(path: string): Promise<ServedFile | undefined> {
+    const file = this.files.get(path);
+    if (file === undefined) return Promise.resolve(undefined);
+    const info: FileInfo = {
+      name: path,
+      size_bytes: file.data.length,
+      last_modified_ms: file.lastModifiedMs,
+    };
+    return Promise.resolve({
+      info,
+      body: (start, end) => file.data.subarray(start, end + 1),
+      readAll: () => Promise.resolve(file.data),
+    });
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- async turns a throw of store() into a rejection
+  async write(path: string, data: Buffer): Promise<{ created: boolean }> {
+    return this.store(path, data);
+  }
+
+  /**
+   * Stores `data` (kept as is: the caller hands over the buffer and must not change it).
+   * Throws `StorageError` TOO_LARGE when the file alone exceeds the limit, NO_SPACE when the others
+   * leave no room and purging is off.
+   */
+  store(path: string, data: Buffer): { created: boolean } {
+    if (path.endsWith('/')) throw new StorageError('INVALID_PATH', `${path} is a directory`);
+    const limit = this.options.maxSizeBytes;
+    const previous = this.files.get(path);
+    if (limit > 0) {
+      if (data.length > limit) {
+        throw new StorageError('TOO_LARGE', `${data.length} bytes exceed the memfs limit of ${limit} bytes`);
+      }
+      const needed = this.usageBytes - (previous?.data.length ?? 0) + data.length - limit;
+      if (needed > 0) {
+        if (!this.options.purge) {
+          throw new StorageError(
+            'NO_SPACE',
+            `memfs is full: ${data.length} bytes do not fit, ${limit - this.usageBytes} bytes free`,
+          );
+        }
+        this.purgeOldest(needed, path);
+      }
+    }
+    if (previous !== undefined) this.delete(path);
+    this.files.set(path, { data, lastModifiedMs: this.options.now() });
+    this.usageBytes += data.length;
+    this.listeners.notify(path, data.length);
+    return { created: previous === undefined };
+  }
+
+  private delete(path: string): boolean {
+    const file = this.files.get(path);
+    if (file === undefined) return false;
+    this.files.delete(path);
+    this.usageBytes -= file.data.length;
+    return true;
+  }
+
+  /** Deletes the oldest files other than `keep` until `bytes` are freed. */
+  private purgeOldest(bytes: number, keep: string): void {
+    let freed = 0;
+    for (const [name, file] of this.files) {
+      if (freed >= bytes) break;
+      if (name === keep) continue;
+      freed += file.data.length;
+      this.delete(name);
+    }
+  }
+}

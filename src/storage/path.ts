@@ -1,0 +1,37 @@
+/**
+ * Paths inside a filesystem (SPEC §8): absolute, `/`-separated, never leaving the root.
+ * Every path that comes from a request goes through `normalizeFilePath` before it reaches a
+ * filesystem, so the filesystems themselves only ever see clean paths.
+ */
+
+/**
+ * Turns a decoded request path into a clean filesystem path (`/a/b.ts`), or `undefined` when it
+ * tries to leave the root (any `..` segment, whether it came encoded or not), contains a NUL byte,
+ * or is empty. Repeated slashes and `.` segments are dropped. A trailing slash is kept, because on
+ * the disk mount it names a directory.
+ */
+export function normalizeFilePath(decoded: string): string | undefined {
+  if (decoded.includes('\0')) return undefined;
+  const segments: string[] = [];
+  for (const segment of decoded.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') return undefined;
+    segments.push(segment);
+  }
+  const joined = `/${segments.join('/')}`;
+  return decoded.endsWith('/') && segments.length > 0 ? `${joined}/` : joined;
+}
+
+/**
+ * Decodes the percent-encoding of a raw URL path once (`%2e%2e` is `..`, `%252e` stays `%2e`),
+ * then normalizes it. `undefined` for malformed encodings and for paths that leave the root.
+ */
+export function decodeFilePath(rawPath: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return undefined;
+  }
+  return normalizeFilePath(decoded);
+}
