@@ -4,7 +4,7 @@ import { parseListenAddress, type Config } from './config/index.js';
 import { createHttpServer } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Collector } from './monitor/collector.js';
-import { createFilesystemCollector, createFilesystems } from './storage/index.js';
+import { createStorage } from './storage/index.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
 export interface AppDeps {
@@ -33,8 +33,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const collectors: Collector[] = [];
 
   // --- storage: filesystems and their HTTP mounts ---
-  const filesystems = await createFilesystems(config, { logger: deps.logger, now: deps.now ?? Date.now });
-  collectors.push(createFilesystemCollector([filesystems.disk, filesystems.mem]));
+  const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
+  // `filesystems.disk` / `filesystems.mem` (Filesystem contract) for processes and sessions.
+  const filesystems = storage.filesystems;
+  void filesystems;
+  await storage.registerMounts(server);
+  collectors.push(storage.collector);
 
   // --- auth: login routes and identity ---
 
@@ -43,9 +47,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // --- sessions ---
 
   await server.register(
-    async (_v3) => {
+    async (v3) => {
       // --- /api/v3 guard ---
       // --- /api/v3 routes ---
+      await storage.registerApi(v3);
     },
     { prefix: '/api/v3' },
   );

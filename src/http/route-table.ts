@@ -14,6 +14,9 @@ export class RouteTable {
 
   attach(server: FastifyInstance): void {
     server.addHook('onRoute', (route) => {
+      // A catch-all such as the disk mount (`GET /*`) opts out, or every unknown path would be a 405.
+      const config: { allowHeader?: boolean } | undefined = route.config;
+      if (config?.allowHeader === false) return;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
         if (METHODS.includes(method as HTTPMethod)) this.addRoute(method as HTTPMethod, route.url);

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import {
   lstat,
   mkdir,
+  open,
   readFile,
   readdir,
   realpath,
@@ -34,6 +35,12 @@ export interface DiskFilesystemOptions {
   now: () => number;
   onListenerError: (error: unknown) => void;
 }
+
+/**
+ * Parts up to this size are read into memory at once instead of streamed: a known length keeps
+ * `Content-Length` and lets the compression threshold apply to small text files.
+ */
+const SMALL_READ_BYTES = 64 * 1024;
 
 interface Usage {
   usage_bytes: number;
@@ -115,7 +122,10 @@ export class DiskFilesystem implements MountedFilesystem {
     const file = target;
     return {
       info: { name: servedPath, size_bytes: stats.size, last_modified_ms: Math.floor(stats.mtimeMs) },
-      body: (start, end) => createReadStream(file, { start, end }),
+      body: (start, end) =>
+        end - start + 1 <= SMALL_READ_BYTES
+          ? readPart(file, start, end)
+          : createReadStream(file, { start, end }),
       readAll: () => readFile(file),
     };
   }
@@ -224,5 +234,16 @@ export class DiskFilesystem implements MountedFilesystem {
         if (stats !== undefined) visit(name, stats.size, stats.mtimeMs);
       }
     }
+  }
+}
+
+async function readPart(file: string, start: number, end: number): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(end - start + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+    return bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
   }
 }

@@ -1,8 +1,10 @@
 export type { FileInfo, Filesystem, WriteListener } from './filesystem.js';
 export type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
+export type { ChangeEvent, MountHooks, ServeEvent, ServeOverride } from './mount-hooks.js';
 export { DiskFilesystem } from './disk-filesystem.js';
 export { MemoryFilesystem } from './memory-filesystem.js';
 export { createFilesystems, type Filesystems } from './filesystems.js';
+export { createStorage, type Storage } from './storage.js';
 export { StorageError } from './errors.js';
 export { compileGlob, type Glob } from './glob.js';
 export { normalizeFilePath, decodeFilePath } from './path.js';

@@ -7,9 +7,9 @@ export interface ServedFile {
   readonly info: FileInfo;
   /**
    * Bytes `start..end` (inclusive). memfs answers a view of the stored buffer (no copy, however
-   * many viewers), disk a read stream.
+   * many viewers), disk a read stream (or, for small parts, the bytes read at once).
    */
-  body(start: number, end: number): Buffer | Readable;
+  body(start: number, end: number): Buffer | Readable | Promise<Buffer>;
   /** The whole content in memory; meant for small files such as playlists. */
   readAll(): Promise<Buffer>;
 }

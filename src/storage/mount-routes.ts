@@ -1,0 +1,168 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, replyError } from '../http/index.js';
+import { checkBasicAuth, type BasicCredentials } from './basic-auth.js';
+import { StorageError } from './errors.js';
+import type { MountHooks } from './mount-hooks.js';
+import type { MountedFilesystem } from './mounted-filesystem.js';
+import { decodeFilePath } from './path.js';
+import { serveFile } from './serve-file.js';
+
+export interface MountOptions {
+  disk: MountedFilesystem;
+  mem: MountedFilesystem;
+  /** Basic-auth credentials for writes into memfs; undefined when `storage.memory.auth.enable` is off. */
+  memCredentials: BasicCredentials | undefined;
+  /** Bound on a memfs upload, bytes (the memfs limit, or a fixed ceiling when unlimited). */
+  memBodyLimitBytes: number;
+  /** URL prefixes that belong to the API; the disk mount leaves them to the 404/405 handling. */
+  reservedPrefixes: readonly string[];
+  hooks: readonly MountHooks[];
+}
+
+/**
+ * The HTTP mounts (SPEC §8): memfs at `/memfs/` (GET/HEAD without auth; PUT/POST/DELETE with
+ * basic auth) and the disk at `/` for everything no other route claims (GET/HEAD only).
+ * Registered in their own scope so the raw-body parser does not leak into the JSON API.
+ */
+export async function registerMounts(server: FastifyInstance, options: MountOptions): Promise<void> {
+  await server.register((scope, _options, done) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: options.memBodyLimitBytes },
+      (_r, body, done) => done(null, body),
+    );
+
+    const { mem, disk, hooks } = options;
+    scope.route({
+      method: ['GET', 'HEAD'],
+      url: '/memfs/*',
+      exposeHeadRoute: false,
+      handler: (request, reply) => serveFromMount(request, reply, mem, '/memfs', hooks),
+    });
+    scope.route({
+      method: ['PUT', 'POST', 'DELETE'],
+      url: '/memfs/*',
+      bodyLimit: options.memBodyLimitBytes,
+      onRequest: (request, reply, done) => {
+        if (
+          options.memCredentials === undefined ||
+          checkBasicAuth(request.headers.authorization, options.memCredentials)
+        ) {
+          done();
+          return;
+        }
+        replyError(
+          reply,
+          new ApiError(
+            'UNAUTHORIZED',
+            'memfs writes need basic auth with the storage.memory.auth credentials',
+            {
+              headers: { 'www-authenticate': 'Basic realm="memfs", charset="UTF-8"' },
+            },
+          ),
+        );
+      },
+      handler: (request, reply) =>
+        request.method === 'DELETE'
+          ? deleteFromMount(request, reply, mem, '/memfs', hooks)
+          : writeToMount(request, reply, mem, '/memfs', hooks),
+    });
+    scope.route({
+      method: ['GET', 'HEAD'],
+      url: '/*',
+      exposeHeadRoute: false,
+      // Not a route for 405 purposes: a POST to a disk path is "no such route", not "wrong method".
+      config: { allowHeader: false },
+      handler: (request, reply) => {
+        const urlPath = pathOf(request.url);
+        if (
+          options.reservedPrefixes.some((prefix) => urlPath === prefix || urlPath.startsWith(`${prefix}/`))
+        ) {
+          return reply.callNotFound();
+        }
+        return serveFromMount(request, reply, disk, '', hooks);
+      },
+    });
+    done();
+  });
+}
+
+/** The URL's path without the query. */
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/** The filesystem path of a request on a mount, or throws the mount's 404. */
+function filePathOf(request: FastifyRequest, prefix: string): { path: string; urlPath: string } {
+  const rawPath = pathOf(request.url).slice(prefix.length);
+  const path = decodeFilePath(rawPath);
+  if (path === undefined) throw fileNotFound(rawPath);
+  return { path, urlPath: prefix + path };
+}
+
+export function fileNotFound(path: string): ApiError {
+  return new ApiError('NOT_FOUND', path, { message: 'File not found' });
+}
+
+async function serveFromMount(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  filesystem: MountedFilesystem,
+  prefix: string,
+  hooks: readonly MountHooks[],
+): Promise<FastifyReply> {
+  const { path } = filePathOf(request, prefix);
+  const file = await filesystem.open(path);
+  if (file === undefined) throw fileNotFound(path);
+  return serveFile(
+    reply,
+    { request, filesystem, path: file.info.name, urlPath: prefix + file.info.name, file },
+    hooks,
+  );
+}
+
+async function writeToMount(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  filesystem: MountedFilesystem,
+  prefix: string,
+  hooks: readonly MountHooks[],
+): Promise<FastifyReply> {
+  const { path, urlPath } = filePathOf(request, prefix);
+  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const { created } = await writeFile(filesystem, path, body);
+  for (const hook of hooks) hook.afterWrite?.({ request, filesystem, path, urlPath, bytes: body.length });
+  void reply.header('content-location', urlPath);
+  return created ? reply.code(201).type('text/plain; charset=utf-8').send('') : reply.code(204).send();
+}
+
+async function deleteFromMount(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  filesystem: MountedFilesystem,
+  prefix: string,
+  hooks: readonly MountHooks[],
+): Promise<FastifyReply> {
+  const { path, urlPath } = filePathOf(request, prefix);
+  if (!(await filesystem.remove(path))) throw fileNotFound(path);
+  for (const hook of hooks) hook.afterDelete?.({ request, filesystem, path, urlPath, bytes: 0 });
+  return reply.type('text/plain; charset=utf-8').send(`Deleted: ${path}`);
+}
+
+/** Writes through a filesystem, mapping its refusals to API errors (SPEC §8: 413, 507, 404). */
+export async function writeFile(
+  filesystem: MountedFilesystem,
+  path: string,
+  body: Buffer,
+): Promise<{ created: boolean }> {
+  try {
+    return await filesystem.write(path, body);
+  } catch (error) {
+    if (!(error instanceof StorageError)) throw error;
+    if (error.code === 'TOO_LARGE') throw new ApiError('PAYLOAD_TOO_LARGE', error.message);
+    if (error.code === 'NO_SPACE') throw new ApiError('INSUFFICIENT_STORAGE', error.message);
+    throw fileNotFound(path);
+  }
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { Collector } from '../monitor/collector.js';
+import { createFilesystemCollector } from './filesystem-collector.js';
+import { createFilesystems, type Filesystems } from './filesystems.js';
+import { registerFsApiRoutes } from './fs-api-routes.js';
+import type { MountHooks } from './mount-hooks.js';
+import type { MountedFilesystem } from './mounted-filesystem.js';
+import { registerMounts } from './mount-routes.js';
+
+/**
+ * Ceiling of one upload when the target filesystem has no limit, bytes. A body is held in memory
+ * while it arrives, so some bound is needed; 1 GiB is far above any HLS segment or recording chunk.
+ */
+const UNLIMITED_UPLOAD_BYTES = 1024 * 1024 * 1024;
+
+/** URL prefixes the disk mount leaves alone: they belong to the API and the scrape endpoint. */
+const RESERVED_PREFIXES = ['/api', '/metrics'];
+
+/** The storage module as the app sees it (SPEC §8). */
+export interface Storage {
+  readonly filesystems: Filesystems;
+  /** Hooks around the mounts; other modules (sessions) push theirs before the server listens. */
+  readonly mountHooks: MountHooks[];
+  /** `filesystem_*` for diskfs and memfs. */
+  readonly collector: Collector;
+  /** The memfs mount at `/memfs/` and the disk mount at `/`. */
+  registerMounts(server: FastifyInstance): Promise<void>;
+  /** `/api/v3/fs…`, into the guarded `/api/v3` scope. */
+  registerApi(v3: FastifyInstance): Promise<void>;
+}
+
+export async function createStorage(
+  config: Config,
+  deps: { logger: Logger; now: () => number },
+): Promise<Storage> {
+  const filesystems = await createFilesystems(config, deps);
+  const mountHooks: MountHooks[] = [];
+  const uploadLimit = (filesystem: MountedFilesystem): number => {
+    const limit = filesystem === filesystems.mem ? filesystems.mem.usageNow().limit_bytes : diskLimit(config);
+    return limit > 0 ? limit : UNLIMITED_UPLOAD_BYTES;
+  };
+  const auth = config.storage.memory.auth;
+  return {
+    filesystems,
+    mountHooks,
+    collector: createFilesystemCollector([filesystems.disk, filesystems.mem]),
+    registerMounts: (server) =>
+      registerMounts(server, {
+        disk: filesystems.disk,
+        mem: filesystems.mem,
+        memCredentials: auth.enable ? { username: auth.username, password: auth.password } : undefined,
+        memBodyLimitBytes: uploadLimit(filesystems.mem),
+        reservedPrefixes: RESERVED_PREFIXES,
+        hooks: mountHooks,
+      }),
+    registerApi: (v3) =>
+      registerFsApiRoutes(v3, {
+        filesystems: [filesystems.disk, filesystems.mem],
+        bodyLimitBytes: uploadLimit,
+        hooks: mountHooks,
+      }),
+  };
+}
+
+function diskLimit(config: Config): number {
+  return config.storage.disk.max_size_mbytes * 1024 * 1024;
+}
