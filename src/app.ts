@@ -4,6 +4,8 @@ import { parseListenAddress, type Config } from './config/index.js';
 import { createHttpServer } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Collector } from './monitor/collector.js';
+import { createHostCollectors } from './monitor/collectors/index.js';
+import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createStorage } from './storage/index.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
@@ -13,6 +15,8 @@ export interface AppDeps {
   now?: () => number;
   /** Root of the proc filesystem the host collectors read; fixtures in tests. */
   procRoot?: string;
+  /** Root of the cgroup v2 hierarchy the host collectors read (default `/sys/fs/cgroup`); fixtures in tests. */
+  cgroupRoot?: string;
   fetch?: typeof fetch;
 }
 
@@ -31,6 +35,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const server = await createHttpServer(config, deps.logger);
   // Every module's collectors; the monitor (wired last) collects them all.
   const collectors: Collector[] = [];
+  const now = deps.now ?? Date.now;
+  const startedAtMs = now();
+  // Created first so the /api/v3 scope can register its routes; it reads `collectors` when it starts.
+  const monitor = new Monitor(config, { logger: deps.logger, now, collectors });
 
   // --- storage: filesystems and their HTTP mounts ---
   const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
@@ -50,13 +58,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     async (v3) => {
       // --- /api/v3 guard ---
       // --- /api/v3 routes ---
+      registerMetricsApi(v3, monitor);
       await storage.registerApi(v3);
     },
     { prefix: '/api/v3' },
   );
 
   // --- monitor: store, scheduler, metrics routes, Prometheus ---
-  void collectors;
+  collectors.push(
+    ...createHostCollectors({
+      procRoot: deps.procRoot ?? '/proc',
+      cgroupRoot: deps.cgroupRoot ?? '/sys/fs/cgroup',
+      diskDir: config.storage.disk.dir,
+      now,
+      startedAtMs,
+    }),
+  );
+  registerPrometheusEndpoint(server, monitor, config);
+  lifecycle.onListen(() => monitor.start());
+  lifecycle.onShutdown(() => monitor.stop());
 
   let closing: Promise<void> | undefined;
   return {

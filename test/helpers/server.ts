@@ -26,6 +26,8 @@ export interface StartOptions {
   dir?: string;
   now?: () => number;
   procRoot?: string;
+  /** Root of the cgroup v2 hierarchy the host collectors read (fixtures). */
+  cgroupRoot?: string;
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -47,7 +49,12 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   await writeFile(configFile, JSON.stringify(fileConfig));
   const { config } = await loadConfig({ ...options.env, CORE_CONFIGFILE: configFile }, dir);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const app = await buildApp(config, { logger, now: options.now, procRoot: options.procRoot });
+  const app = await buildApp(config, {
+    logger,
+    now: options.now,
+    procRoot: options.procRoot,
+    cgroupRoot: options.cgroupRoot,
+  });
   const url = await app.listen();
   return {
     url,

@@ -1,0 +1,91 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { CATALOG } from './catalog.js';
+import type { Collector } from './collector.js';
+import { PrometheusExposition } from './prometheus/index.js';
+import { MetricsQueryService } from './query/index.js';
+import { CollectionScheduler, type CollectorStats } from './scheduler.js';
+import { MetricStore } from './store.js';
+
+export interface MonitorDeps {
+  logger: Logger;
+  /** Wall clock, ms. */
+  now: () => number;
+  /**
+   * Every module's collectors. Read when the monitor starts, so modules wired after the monitor
+   * was created may still add theirs.
+   */
+  collectors: readonly Collector[];
+}
+
+/**
+ * The metrics subsystem without HTTP: the store, the scheduler that fills it, the query service of
+ * the API and the Prometheus exposition, all reading the same store (SPEC §4–§6).
+ */
+export class Monitor {
+  readonly store: MetricStore;
+  readonly query: MetricsQueryService;
+  readonly exposition: PrometheusExposition;
+  /** `GET /api/v3/metrics`: the catalog sorted by name, as JSON text (it never changes). */
+  readonly catalogJson: string = JSON.stringify(
+    [...CATALOG]
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .map(({ name, description, labels }) => ({ name, description, labels: [...labels] })),
+  );
+  /** Is periodic collection on (`metrics.enable`)? */
+  readonly enabled: boolean;
+  /** Collection interval, ms (at least 1 s, also when collection is off and a scrape collects on demand). */
+  readonly intervalMs: number;
+
+  private readonly deps: MonitorDeps;
+  private scheduler: CollectionScheduler | undefined;
+
+  constructor(config: Config, deps: MonitorDeps) {
+    this.deps = deps;
+    const metrics = config.metrics;
+    this.enabled = metrics.enable;
+    this.intervalMs = Math.max(1, metrics.interval_sec) * 1000;
+    // With collection off, one snapshot is enough for on-demand Prometheus scrapes.
+    this.store = new MetricStore(this.enabled ? Math.floor(metrics.range_sec / metrics.interval_sec) : 1);
+    this.query = new MetricsQueryService(
+      this.enabled ? this.store : undefined,
+      { rangeSec: metrics.range_sec, intervalSec: metrics.interval_sec },
+      { maxItems: metrics.query.max_items, maxPatternLength: metrics.query.max_pattern_length },
+    );
+    this.exposition = new PrometheusExposition(this.store, config.id);
+  }
+
+  /** Creates the scheduler from the collectors registered so far; starts periodic collection when enabled. */
+  start(): void {
+    if (this.scheduler !== undefined) return;
+    this.scheduler = new CollectionScheduler({
+      collectors: [...this.deps.collectors],
+      store: this.store,
+      intervalMs: this.intervalMs,
+      // A collector gets most of an interval, so a slow one never delays the next snapshot.
+      timeoutMs: Math.min(this.intervalMs * 0.8, 10_000),
+      now: this.deps.now,
+      logger: this.deps.logger,
+    });
+    if (this.enabled) this.scheduler.start();
+  }
+
+  /**
+   * Makes sure the store holds a snapshot for a scrape: with periodic collection this is a no-op
+   * (a scrape reads the latest snapshot); without it, collects on demand at most once per interval.
+   */
+  async prepareScrape(): Promise<void> {
+    if (this.enabled) return;
+    this.start();
+    await this.scheduler?.collectIfOlderThan(this.intervalMs);
+  }
+
+  /** Counters of each collector (successes, failures, skipped ticks, last duration and error). */
+  collectorStats(): CollectorStats[] {
+    return this.scheduler?.stats() ?? [];
+  }
+
+  async stop(): Promise<void> {
+    await this.scheduler?.stop();
+  }
+}

@@ -1,0 +1,70 @@
+import type { MetricStore } from '../store.js';
+import { escapeHelpOpenMetrics, escapeHelpText, escapeLabelValue, formatSampleValue } from './escape.js';
+import { prometheusFamilies, type PrometheusFamily } from './families.js';
+
+/** The two formats a scraper can ask for. */
+export type ExpositionFormat = 'text' | 'openmetrics';
+
+export const EXPOSITION_CONTENT_TYPES: Readonly<Record<ExpositionFormat, string>> = {
+  text: 'text/plain; version=0.0.4; charset=utf-8',
+  openmetrics: 'application/openmetrics-text; version=1.0.0; charset=utf-8',
+};
+
+/**
+ * Renders the families of SPEC §6 from the newest snapshot of the store. Every family gets its
+ * HELP and TYPE lines, even without samples; a series without a sample in the newest snapshot is
+ * left out. The text only changes when a snapshot is committed, so it is cached per snapshot and
+ * format.
+ */
+export class PrometheusExposition {
+  private readonly store: MetricStore;
+  private readonly core: string;
+  private readonly families: readonly PrometheusFamily[] = prometheusFamilies();
+  private readonly cache = new Map<ExpositionFormat, { seq: number; text: string }>();
+
+  /** `coreId` is the config `id`, sent as the `core` label of every sample. */
+  constructor(store: MetricStore, coreId: string) {
+    this.store = store;
+    this.core = escapeLabelValue(coreId);
+  }
+
+  render(format: ExpositionFormat): string {
+    const seq = this.store.newestSeq;
+    const cached = this.cache.get(format);
+    if (cached !== undefined && cached.seq === seq) return cached.text;
+    const text = this.renderNow(format);
+    this.cache.set(format, { seq, text });
+    return text;
+  }
+
+  private renderNow(format: ExpositionFormat): string {
+    const store = this.store;
+    const seq = store.snapshotCount > 0 ? store.newestSeq : undefined;
+    let text = '';
+    for (const family of this.families) {
+      if (format === 'openmetrics') {
+        const { name, type } = family.openMetrics;
+        text += `# HELP ${name} ${escapeHelpOpenMetrics(family.help)}\n# TYPE ${name} ${type}\n`;
+      } else {
+        text += `# HELP ${family.name} ${escapeHelpText(family.help)}\n# TYPE ${family.name} ${family.type}\n`;
+      }
+      if (seq === undefined) continue;
+      for (const id of store.seriesOf(family.metricIndex)) {
+        const value = store.value(id, seq);
+        if (Number.isNaN(value)) continue;
+        text += `${family.name}{${this.labelText(family, store.labelsOf(id))}} ${formatSampleValue(value)}\n`;
+      }
+    }
+    return format === 'openmetrics' ? `${text}# EOF\n` : text;
+  }
+
+  private labelText(family: PrometheusFamily, labelValues: readonly string[]): string {
+    let text = '';
+    for (const label of family.labels) {
+      const value =
+        label.sourceIndex < 0 ? this.core : escapeLabelValue(labelValues[label.sourceIndex] ?? '');
+      text += `${text === '' ? '' : ','}${label.name}="${value}"`;
+    }
+    return text;
+  }
+}

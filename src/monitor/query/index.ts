@@ -1,0 +1,4 @@
+export { MetricsQueryService, DISABLED_ANSWER } from './metrics-query.js';
+export { QueryError, parseMetricsQuery, type MetricsQuery, type QueryLimits } from './parse.js';
+export { formatNumber } from './format-number.js';
+export { toUnixSeconds, type Retention } from './evaluate.js';

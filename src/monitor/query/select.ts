@@ -1,0 +1,79 @@
+import type { RE2JS } from 're2js';
+import { CATALOG } from '../catalog.js';
+import { METRIC_INDEX } from '../store.js';
+import type { PatternCache } from './pattern-cache.js';
+import { QueryError, type QueryItem } from './parse.js';
+
+/** One compiled item: every selector must match. */
+interface Matcher {
+  /** Per selector: the label's position in the series' label values, and its pattern (`undefined` = any value). */
+  selectors: readonly { labelIndex: number; regexp: RE2JS | undefined }[];
+}
+
+/**
+ * The compiled label selection of a query: per catalog metric, the items that name it (OR-ed), or
+ * `undefined` when the query does not ask for that metric.
+ */
+export class SeriesSelection {
+  private readonly byMetric: (Matcher[] | undefined)[];
+
+  constructor(byMetric: (Matcher[] | undefined)[]) {
+    this.byMetric = byMetric;
+  }
+
+  /** Does the query ask for this metric at all? */
+  wantsMetric(metricIndex: number): boolean {
+    return this.byMetric[metricIndex] !== undefined;
+  }
+
+  /** Does a series of `metricIndex` with these label values match any item for its metric? */
+  matches(metricIndex: number, labelValues: readonly string[]): boolean {
+    const matchers = this.byMetric[metricIndex];
+    if (matchers === undefined) return false;
+    return matchers.some((matcher) => matchesAll(matcher, labelValues));
+  }
+
+  /** Selection of every series of every metric (a time-series query with an empty `metrics` list). */
+  static all(): SeriesSelection {
+    return new SeriesSelection(CATALOG.map(() => [{ selectors: [] }]));
+  }
+}
+
+function matchesAll(matcher: Matcher, labelValues: readonly string[]): boolean {
+  for (const { labelIndex, regexp } of matcher.selectors) {
+    // A label the metric does not have matches nothing (SPEC §5.2).
+    if (labelIndex < 0) return false;
+    // Unanchored: the pattern must match somewhere in the value; an empty pattern matches anything.
+    if (regexp !== undefined && !regexp.test(labelValues[labelIndex] ?? '')) return false;
+  }
+  return true;
+}
+
+/**
+ * Compiles the items of a query into a selection. Names not in the catalog match nothing (newer
+ * clients may ask for newer metrics); an invalid pattern is a `QueryError` naming item and label.
+ */
+export function compileSelection(items: readonly QueryItem[], patterns: PatternCache): SeriesSelection {
+  const byMetric: (Matcher[] | undefined)[] = CATALOG.map(() => undefined);
+  const details: string[] = [];
+  items.forEach((item, index) => {
+    const metricIndex = METRIC_INDEX.get(item.name);
+    const selectors: Matcher['selectors'][number][] = [];
+    for (const [label, source] of item.labels) {
+      const compiled = source === '' ? undefined : patterns.get(source);
+      if (compiled !== undefined && !compiled.ok) {
+        details.push(
+          `metrics[${index}] (${item.name}).labels.${label}: invalid RE2 pattern: ${compiled.reason}`,
+        );
+        continue;
+      }
+      const labelIndex =
+        metricIndex === undefined ? -1 : (CATALOG[metricIndex]!.labels as readonly string[]).indexOf(label);
+      selectors.push({ labelIndex, regexp: compiled?.regexp });
+    }
+    if (metricIndex === undefined) return;
+    (byMetric[metricIndex] ??= []).push({ selectors });
+  });
+  if (details.length > 0) throw new QueryError(details);
+  return new SeriesSelection(byMetric);
+}

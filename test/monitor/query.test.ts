@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { formatNumber, MetricsQueryService, QueryError } from '../../src/monitor/query/index.js';
+import { SampleBatch } from '../../src/monitor/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store.js';
+
+interface Answer {
+  timerange_sec: number;
+  interval_sec: number;
+  metrics: { name: string; labels: Record<string, string>; values: [number, number][] }[];
+}
+
+const LIMITS = { maxItems: 1000, maxPatternLength: 1000 };
+
+/**
+ * A store with snapshots at 100, 102, 104, 107.5 and 108.9 s (the fourth one late):
+ * net_rx{lo} = 1…5, net_rx{eth0} missing in the third snapshot, cpu_idle = 10.5 at the end only.
+ */
+function fixtureStore(): MetricStore {
+  const store = new MetricStore(10);
+  const netRx = METRIC_INDEX.get('net_rx')!;
+  const cpuIdle = METRIC_INDEX.get('cpu_idle')!;
+  const times = [100_000, 102_000, 104_000, 107_500, 108_900];
+  times.forEach((timeMs, index) => {
+    const batch = new SampleBatch();
+    batch.add(store.intern(netRx, ['lo']), index + 1);
+    if (index !== 2) batch.add(store.intern(netRx, ['eth0']), 100 * (index + 1));
+    if (index === 4) batch.add(store.intern(cpuIdle, []), 10.5);
+    store.commit(timeMs, batch);
+  });
+  return store;
+}
+
+function ask(service: MetricsQueryService, body: unknown): Answer {
+  return JSON.parse(service.answer(body)) as Answer;
+}
+
+function valuesOf(answer: Answer, name: string, label?: string): [number, number][] | undefined {
+  return answer.metrics.find(
+    (series) => series.name === name && (label === undefined || Object.values(series.labels)[0] === label),
+  )?.values;
+}
+
+describe('metrics query evaluation', () => {
+  const service = new MetricsQueryService(fixtureStore(), { rangeSec: 20, intervalSec: 2 }, LIMITS);
+
+  it('answers the latest value of every matching series with the newest snapshot time', () => {
+    const answer = ask(service, { metrics: [{ name: 'net_rx' }, { name: 'cpu_idle' }] });
+    assert.equal(answer.timerange_sec, 20);
+    assert.equal(answer.interval_sec, 2);
+    assert.deepEqual(answer.metrics, [
+      { name: 'cpu_idle', labels: {}, values: [[108, 10.5]] },
+      { name: 'net_rx', labels: { interface: 'eth0' }, values: [[108, 500]] },
+      { name: 'net_rx', labels: { interface: 'lo' }, values: [[108, 5]] },
+    ]);
+  });
+
+  it('ignores interval_sec without timerange_sec, and answers [] for no items', () => {
+    assert.deepEqual(ask(service, { interval_sec: 5, metrics: [{ name: 'cpu_idle' }] }).metrics, [
+      { name: 'cpu_idle', labels: {}, values: [[108, 10.5]] },
+    ]);
+    assert.deepEqual(ask(service, { metrics: [] }).metrics, []);
+    assert.deepEqual(ask(service, {}).metrics, []);
+  });
+
+  it('samples and holds: each point takes the newest snapshot at or before it', () => {
+    // n = floor(10 / 2) = 5 points at 100, 102, 104, 106, 108; 106 holds the snapshot of 104.
+    const answer = ask(service, { timerange_sec: 10, interval_sec: 2, metrics: [{ name: 'net_rx' }] });
+    assert.deepEqual(valuesOf(answer, 'net_rx', 'lo'), [
+      [100, 1],
+      [102, 2],
+      [104, 3],
+      [106, 3],
+      [108, 5],
+    ]);
+    // eth0 had no sample in the snapshot of 104, so both points that read it are left out.
+    assert.deepEqual(valuesOf(answer, 'net_rx', 'eth0'), [
+      [100, 100],
+      [102, 200],
+      [108, 500],
+    ]);
+  });
+
+  it('spaces points by the requested interval, ending at the newest snapshot', () => {
+    // n = floor(10 / 3) = 3 points at 102, 105, 108.
+    const answer = ask(service, {
+      timerange_sec: 10,
+      interval_sec: 3,
+      metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }],
+    });
+    assert.deepEqual(valuesOf(answer, 'net_rx', 'lo'), [
+      [102, 2],
+      [105, 3],
+      [108, 5],
+    ]);
+  });
+
+  it('defaults the interval to the collection interval and caps the range at the retention', () => {
+    // T = 100 > range 20: n = 10 points from 90 to 108; those before the oldest snapshot (100) are left out.
+    const answer = ask(service, {
+      timerange_sec: 100,
+      metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }],
+    });
+    assert.deepEqual(valuesOf(answer, 'net_rx', 'lo'), [
+      [100, 1],
+      [102, 2],
+      [104, 3],
+      [106, 3],
+      [108, 5],
+    ]);
+  });
+
+  it('answers one point (the latest) when the interval exceeds the range', () => {
+    const answer = ask(service, {
+      timerange_sec: 1,
+      interval_sec: 5,
+      metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }],
+    });
+    assert.deepEqual(valuesOf(answer, 'net_rx', 'lo'), [[108, 5]]);
+  });
+
+  it('leaves out a series without any point in the window', () => {
+    // cpu_idle only exists in the newest snapshot; a window of points before it has nothing.
+    const answer = ask(service, { timerange_sec: 4, interval_sec: 2, metrics: [{ name: 'cpu_idle' }] });
+    assert.deepEqual(valuesOf(answer, 'cpu_idle'), [[108, 10.5]]);
+    const none = ask(service, { timerange_sec: 20, interval_sec: 2, metrics: [{ name: 'cpu_ncpu' }] });
+    assert.deepEqual(none.metrics, []);
+  });
+
+  it('answers every series for a time-series query with an empty metrics list', () => {
+    const answer = ask(service, { timerange_sec: 2, interval_sec: 2, metrics: [] });
+    assert.deepEqual(
+      answer.metrics.map((series) => [series.name, series.labels]),
+      [
+        ['cpu_idle', {}],
+        ['net_rx', { interface: 'eth0' }],
+        ['net_rx', { interface: 'lo' }],
+      ],
+    );
+  });
+
+  it('answers the same text for the same query while the snapshot is unchanged, a new one after a commit', () => {
+    const store = fixtureStore();
+    const cached = new MetricsQueryService(store, { rangeSec: 20, intervalSec: 2 }, LIMITS);
+    const body = { metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }] };
+    const first = cached.answer(body);
+    assert.equal(cached.answer(structuredClone(body)), first);
+    const batch = new SampleBatch();
+    batch.add(store.intern(METRIC_INDEX.get('net_rx')!, ['lo']), 6);
+    store.commit(110_000, batch);
+    assert.deepEqual(valuesOf(JSON.parse(cached.answer(body)) as Answer, 'net_rx', 'lo'), [[110, 6]]);
+  });
+
+  it('answers an empty list before the first snapshot', () => {
+    const empty = new MetricsQueryService(new MetricStore(5), { rangeSec: 10, intervalSec: 2 }, LIMITS);
+    assert.equal(
+      empty.answer({ metrics: [{ name: 'cpu_idle' }] }),
+      '{"timerange_sec":10,"interval_sec":2,"metrics":[]}',
+    );
+  });
+
+  it('answers the fixed disabled form without a store, after validating', () => {
+    const disabled = new MetricsQueryService(undefined, { rangeSec: 300, intervalSec: 2 }, LIMITS);
+    assert.equal(
+      disabled.answer({ metrics: [{ name: 'cpu_idle' }] }),
+      '{"timerange_sec":0,"interval_sec":0,"metrics":[]}',
+    );
+    assert.throws(() => disabled.answer({ timerange_sec: -1 }), QueryError);
+  });
+});
+
+describe('formatNumber', () => {
+  it('writes integers without decimals and rounds others to 3 decimals', () => {
+    assert.equal(formatNumber(117083), '117083');
+    assert.equal(formatNumber(-1), '-1');
+    assert.equal(formatNumber(11.0554), '11.055');
+    assert.equal(formatNumber(0.1 + 0.2), '0.3');
+    assert.equal(formatNumber(2.0005), '2.001');
+    assert.equal(formatNumber(-0.0001), '0');
+    assert.equal(formatNumber(-0), '0');
+    assert.equal(formatNumber(1e21), '1e+21');
+    assert.equal(formatNumber(1795314780.25), '1795314780.25');
+    assert.doesNotThrow(() => JSON.parse(`[${formatNumber(123456789012.3456)}]`));
+  });
+});
