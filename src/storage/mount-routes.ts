@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, replyError } from '../http/index.js';
 import { checkBasicAuth, type BasicCredentials } from './basic-auth.js';
 import { StorageError } from './errors.js';
+import { installExpectContinue } from './expect-continue.js';
 import type { MountHooks } from './mount-hooks.js';
 import type { MountedFilesystem } from './mounted-filesystem.js';
 import { decodeFilePath } from './path.js';
@@ -34,6 +35,15 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
     );
 
     const { mem, disk, hooks } = options;
+    const authorized = (header: string | undefined): boolean =>
+      options.memCredentials === undefined || checkBasicAuth(header, options.memCredentials);
+    installExpectContinue(
+      server.server,
+      (request) =>
+        request.method !== 'GET' &&
+        request.url?.startsWith('/memfs/') === true &&
+        !authorized(request.headers.authorization),
+    );
     scope.route({
       method: ['GET', 'HEAD'],
       url: '/memfs/*',
@@ -45,10 +55,7 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
       url: '/memfs/*',
       bodyLimit: options.memBodyLimitBytes,
       onRequest: (request, reply, done) => {
-        if (
-          options.memCredentials === undefined ||
-          checkBasicAuth(request.headers.authorization, options.memCredentials)
-        ) {
+        if (authorized(request.headers.authorization)) {
           done();
           return;
         }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -115,6 +116,40 @@ describe('memfs mount /memfs/', () => {
       assert.equal(body.code, 401);
     }
     assert.equal(await (await fetch(`${server.url}/memfs/live/a.ts`)).text(), 'second version');
+  });
+
+  it('answers Expect: 100-continue with 401 (no 100) without credentials, with 100 with them', async () => {
+    const attempt = (authorization?: string): Promise<{ continued: boolean; status: number }> =>
+      new Promise((resolve, reject) => {
+        const url = new URL(server.url);
+        let continued = false;
+        const headers: Record<string, string> = { expect: '100-continue', 'content-length': '4' };
+        if (authorization !== undefined) headers.authorization = authorization;
+        const req = request({
+          host: url.hostname,
+          port: url.port,
+          method: 'PUT',
+          path: '/memfs/expect.txt',
+          headers,
+        });
+        req.on('continue', () => {
+          continued = true;
+          req.end('body');
+        });
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (!continued) req.destroy();
+            resolve({ continued, status: res.statusCode ?? 0 });
+          });
+        });
+        req.on('error', reject);
+        req.flushHeaders();
+      });
+    assert.deepEqual(await attempt(), { continued: false, status: 401 });
+    assert.deepEqual(await attempt(basic('admin', 'nope')), { continued: false, status: 401 });
+    assert.deepEqual(await attempt(auth), { continued: true, status: 201 });
+    assert.equal(await (await fetch(`${server.url}/memfs/expect.txt`)).text(), 'body');
   });
 
   it('DELETE removes a file (200), then 404', async () => {
