@@ -7,6 +7,7 @@ import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createStorage } from './storage/index.js';
+import { createSessions } from './session/index.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
 export interface AppDeps {
@@ -42,9 +43,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
 
   // --- storage: filesystems and their HTTP mounts ---
   const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
-  // `filesystems.disk` / `filesystems.mem` (Filesystem contract) for processes and sessions.
-  const filesystems = storage.filesystems;
-  void filesystems;
+  // `storage.filesystems.disk` / `.mem` (Filesystem contract) for processes.
   await storage.registerMounts(server);
   collectors.push(storage.collector);
 
@@ -53,6 +52,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // --- processes ---
 
   // --- sessions ---
+  const sessions = await createSessions(server, config, {
+    logger: deps.logger,
+    now,
+    lifecycle,
+    mountHooks: storage.mountHooks,
+  });
+  collectors.push(sessions.metrics);
 
   await server.register(
     async (v3) => {
@@ -60,6 +66,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       // --- /api/v3 routes ---
       registerMetricsApi(v3, monitor);
       await storage.registerApi(v3);
+      sessions.registerApi(v3);
     },
     { prefix: '/api/v3' },
   );

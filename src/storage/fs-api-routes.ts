@@ -112,7 +112,11 @@ async function readOne(
   const file = await filesystem.open(path);
   if (file === undefined) throw fileNotFound(path);
   // No session hooks: reads through the API are administration, not viewing.
-  return serveFile(reply, { request, filesystem, path: file.info.name, urlPath: request.url, file }, []);
+  return serveFile(
+    reply,
+    { request, reply, filesystem, path: file.info.name, urlPath: request.url, file },
+    [],
+  );
 }
 
 async function writeOne(
@@ -126,7 +130,8 @@ async function writeOne(
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const { created } = await writeFile(filesystem, path, body);
   const urlPath = (filesystem.mount === '/' ? '' : filesystem.mount) + path;
-  for (const hook of hooks) hook.afterWrite?.({ request, filesystem, path, urlPath, bytes: body.length });
+  for (const hook of hooks)
+    hook.afterWrite?.({ request, reply, filesystem, path, urlPath, bytes: body.length, data: body });
   void reply.header('content-location', request.url.split('?')[0] ?? '');
   return created ? reply.code(201).type('text/plain; charset=utf-8').send('') : reply.code(204).send();
 }
@@ -141,6 +146,6 @@ async function deleteOne(
   const path = filePathOf(request, base);
   if (!(await filesystem.remove(path))) throw fileNotFound(path);
   const urlPath = (filesystem.mount === '/' ? '' : filesystem.mount) + path;
-  for (const hook of hooks) hook.afterDelete?.({ request, filesystem, path, urlPath, bytes: 0 });
+  for (const hook of hooks) hook.afterDelete?.({ request, reply, filesystem, path, urlPath, bytes: 0 });
   return reply.type('text/plain; charset=utf-8').send(`Deleted: ${path}`);
 }

@@ -1,9 +1,10 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
 
 /** A GET or HEAD of an existing file on a mount, about to be answered. */
 export interface ServeEvent {
   readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
   readonly filesystem: MountedFilesystem;
   /** Path within the filesystem, e.g. `/live.m3u8` (a disk directory already resolved to its index). */
   readonly path: string;
@@ -21,11 +22,14 @@ export interface ServeOverride {
 /** A file written or deleted through a mount or `/api/v3/fs`. */
 export interface ChangeEvent {
   readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
   readonly filesystem: MountedFilesystem;
   readonly path: string;
   readonly urlPath: string;
   /** Bytes of the body (0 for a delete). */
   readonly bytes: number;
+  /** The stored content (the filesystem's copy: read it, never change it); undefined for a delete. */
+  readonly data?: Buffer;
 }
 
 /**

@@ -125,7 +125,7 @@ async function serveFromMount(
   if (file === undefined) throw fileNotFound(path);
   return serveFile(
     reply,
-    { request, filesystem, path: file.info.name, urlPath: prefix + file.info.name, file },
+    { request, reply, filesystem, path: file.info.name, urlPath: prefix + file.info.name, file },
     hooks,
   );
 }
@@ -140,7 +140,8 @@ async function writeToMount(
   const { path, urlPath } = filePathOf(request, prefix);
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const { created } = await writeFile(filesystem, path, body);
-  for (const hook of hooks) hook.afterWrite?.({ request, filesystem, path, urlPath, bytes: body.length });
+  for (const hook of hooks)
+    hook.afterWrite?.({ request, reply, filesystem, path, urlPath, bytes: body.length, data: body });
   void reply.header('content-location', urlPath);
   return created ? reply.code(201).type('text/plain; charset=utf-8').send('') : reply.code(204).send();
 }
@@ -154,7 +155,7 @@ async function deleteFromMount(
 ): Promise<FastifyReply> {
   const { path, urlPath } = filePathOf(request, prefix);
   if (!(await filesystem.remove(path))) throw fileNotFound(path);
-  for (const hook of hooks) hook.afterDelete?.({ request, filesystem, path, urlPath, bytes: 0 });
+  for (const hook of hooks) hook.afterDelete?.({ request, reply, filesystem, path, urlPath, bytes: 0 });
   return reply.type('text/plain; charset=utf-8').send(`Deleted: ${path}`);
 }
 

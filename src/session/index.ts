@@ -1,0 +1,2 @@
+export { createSessions, COLLECTOR_NAMES, type CollectorName, type Sessions } from './sessions.js';
+export type { SessionCollector, CollectorStats, Session } from './session-collector.js';

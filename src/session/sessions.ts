@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { Lifecycle } from '../lifecycle.js';
+import type { Collector } from '../monitor/collector.js';
+import type { MountHooks } from '../storage/index.js';
+import { HistoryPersistence } from './history-persistence.js';
+import { HlsIngestSessions } from './hls-ingest.js';
+import { HlsViewerSessions } from './hls-viewers.js';
+import { IpIgnoreList } from './ip-ignorelist.js';
+import { SessionCollector, type SessionLimits } from './session-collector.js';
+import { createSessionMetricsCollector } from './session-metrics.js';
+import { registerSessionRoutes } from './session-routes.js';
+import { TrafficMeter } from './traffic-meter.js';
+
+/** The collectors, in the order the metrics and the API list them (SPEC §9). */
+export const COLLECTOR_NAMES = ['hls', 'hlsingress', 'http', 'ffmpeg', 'rtmp', 'srt'] as const;
+export type CollectorName = (typeof COLLECTOR_NAMES)[number];
+
+/** A pending HLS viewer (master playlist fetched, no segment yet) is dropped after this long, ms. */
+const PENDING_TIMEOUT_MS = 5_000;
+const SWEEP_INTERVAL_MS = 1_000;
+const MBIT = 1024 * 1024;
+
+export interface Sessions {
+  /** Every collector by name; `ffmpeg`, `rtmp` and `srt` exist for their series and are fed by no one yet. */
+  readonly collectors: ReadonlyMap<CollectorName, SessionCollector>;
+  /** `session_*` for the monitor. */
+  readonly metrics: Collector;
+  /** `/api/v3/session` and `/api/v3/session/active`, into the guarded `/api/v3` scope. */
+  registerApi(v3: FastifyInstance): void;
+}
+
+export interface SessionDeps {
+  logger: Logger;
+  now: () => number;
+  lifecycle: Lifecycle;
+  /** The storage mounts' hooks: the HLS viewer and ingest sessions add theirs. */
+  mountHooks: MountHooks[];
+}
+
+/**
+ * Builds the session collectors, hooks byte metering into the server (when `sessions.enable`),
+ * loads the persisted history, and sweeps idle sessions every second until shutdown, when the
+ * open sessions are closed into the history and it is written (`sessions.persist`).
+ */
+export async function createSessions(
+  server: FastifyInstance,
+  config: Config,
+  deps: SessionDeps,
+): Promise<Sessions> {
+  const options = config.sessions;
+  const noLimits: SessionLimits = { maxSessions: 0, maxTxBitrate: 0, maxRxBitrate: 0 };
+  const collectorOf = (name: CollectorName): SessionCollector =>
+    new SessionCollector(name, {
+      now: deps.now,
+      timeoutMs: options.session_timeout_sec * 1000,
+      pendingTimeoutMs: Math.min(PENDING_TIMEOUT_MS, options.session_timeout_sec * 1000),
+      // The limits are about viewers (SPEC §9): they apply to, and are reported for, `hls`.
+      limits:
+        name === 'hls'
+          ? {
+              maxSessions: options.max_sessions,
+              maxTxBitrate: options.max_bitrate_mbit * MBIT,
+              maxRxBitrate: 0,
+            }
+          : noLimits,
+    });
+  const collectors = new Map(COLLECTOR_NAMES.map((name) => [name, collectorOf(name)] as const));
+  const all = [...collectors.values()];
+  const get = (name: CollectorName): SessionCollector => collectors.get(name) as SessionCollector;
+
+  const persistence = new HistoryPersistence(join(config.db.dir, 'sessions'), deps.logger);
+  if (options.persist) await persistence.load(all);
+
+  let ingest: HlsIngestSessions | undefined;
+  if (options.enable) {
+    const ignoreList = new IpIgnoreList(options.ip_ignorelist);
+    const meter = new TrafficMeter(ignoreList, get('http'));
+    meter.install(server);
+    ingest = new HlsIngestSessions(get('hlsingress'), meter, deps.now);
+    deps.mountHooks.push(new HlsViewerSessions(get('hls'), meter, ignoreList), ingest);
+  }
+
+  const sweeper = setInterval(() => {
+    for (const collector of all) collector.sweep();
+    ingest?.sweep();
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  let persister: NodeJS.Timeout | undefined;
+  if (options.persist) {
+    persister = setInterval(() => {
+      persistence
+        .save(all)
+        .catch((error: unknown) => deps.logger.error({ err: error }, 'cannot persist sessions'));
+    }, options.persist_interval_sec * 1000);
+    persister.unref();
+  }
+  deps.lifecycle.onFinal(async () => {
+    clearInterval(sweeper);
+    clearInterval(persister);
+    for (const collector of all) collector.closeAll();
+    if (options.persist) await persistence.save(all);
+  });
+
+  return {
+    collectors,
+    metrics: createSessionMetricsCollector(all),
+    registerApi: (v3) => registerSessionRoutes(v3, all, deps.now),
+  };
+}

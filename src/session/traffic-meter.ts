@@ -1,0 +1,96 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IpIgnoreList } from './ip-ignorelist.js';
+import type { SessionCollector } from './session-collector.js';
+
+/** Receives the bytes of one request once its response is over (headers included). */
+export type ByteSink = (rxBytes: number, txBytes: number) => void;
+
+interface Metered {
+  /** `socket.bytesWritten` when metering began: nothing of this response was written yet. */
+  writtenAtStart: number;
+  readAtStart: number;
+  /** Request body bytes the caller knows (already read before metering began). */
+  knownBodyBytes: number;
+  sinks: ByteSink[];
+}
+
+/**
+ * Counts the bytes of HTTP requests for the collectors (SPEC §9: "headers and bodies").
+ * Transmitted bytes are the socket's `bytesWritten` delta over the response, so they include
+ * the response headers and whatever compression produced. Received bytes are the request head,
+ * measured from the parsed raw headers, plus the body: the socket's `bytesRead` delta when
+ * metering began before the body was read, or the size the caller reports.
+ *
+ * Every request from a client outside the ignore list is one `http` session (one request,
+ * opened and closed with it). Other modules attach their own sinks (`attribute`), which get the
+ * same figures, whatever the client address.
+ */
+export class TrafficMeter {
+  private readonly metered = new WeakMap<FastifyRequest, Metered>();
+
+  constructor(
+    private readonly ignoreList: IpIgnoreList,
+    private readonly http: SessionCollector,
+  ) {}
+
+  install(server: FastifyInstance): void {
+    server.addHook('onRequest', (request, reply, done) => {
+      if (!this.ignoreList.ignores(request.ip)) {
+        const http = this.http;
+        const remote = request.ip;
+        http.requestStarted();
+        this.attribute(request, reply, 0, (rx, tx) => {
+          http.requestEnded();
+          http.countRequest(remote, request.routeOptions.url ?? '', rx, tx);
+        });
+        // The body of this request is still unread: take it from the socket counter instead.
+        const state = this.metered.get(request);
+        if (state !== undefined) state.knownBodyBytes = -1;
+      }
+      done();
+    });
+  }
+
+  /**
+   * Hands the bytes of `request` to `sink` when its response is over. `bodyBytes`: the size of a
+   * request body that was already read (a PUT handled by now), 0 otherwise.
+   */
+  attribute(request: FastifyRequest, reply: FastifyReply, bodyBytes: number, sink: ByteSink): void {
+    const state = this.metered.get(request);
+    if (state !== undefined) {
+      if (state.knownBodyBytes >= 0) state.knownBodyBytes = Math.max(state.knownBodyBytes, bodyBytes);
+      state.sinks.push(sink);
+      return;
+    }
+    const socket = request.raw.socket;
+    const created: Metered = {
+      writtenAtStart: socket.bytesWritten,
+      readAtStart: socket.bytesRead,
+      knownBodyBytes: bodyBytes,
+      sinks: [sink],
+    };
+    this.metered.set(request, created);
+    // 'close' on the response fires once: after the last byte, or when the client went away.
+    reply.raw.once('close', () => this.finish(request, created));
+  }
+
+  private finish(request: FastifyRequest, state: Metered): void {
+    const socket = request.raw.socket;
+    const tx = Math.max(0, socket.bytesWritten - state.writtenAtStart);
+    const body =
+      state.knownBodyBytes >= 0 ? state.knownBodyBytes : Math.max(0, socket.bytesRead - state.readAtStart);
+    const rx = requestHeadBytes(request) + body;
+    for (const sink of state.sinks) sink(rx, tx);
+  }
+}
+
+/** Bytes of the request line and headers as sent (HTTP/1.1 framing: `name: value\r\n`). */
+export function requestHeadBytes(request: FastifyRequest): number {
+  const raw = request.raw;
+  let bytes =
+    (raw.method?.length ?? 0) + (raw.url?.length ?? 0) + ` HTTP/${raw.httpVersion}\r\n`.length + 1 + 2;
+  const headers = raw.rawHeaders;
+  for (let i = 0; i < headers.length; i += 2)
+    bytes += (headers[i]?.length ?? 0) + (headers[i + 1]?.length ?? 0) + 4;
+  return bytes;
+}
