@@ -1,0 +1,136 @@
+import type { ProcessConfig } from './process-config.js';
+import type { ProgressValues, StreamValues } from './progress-values.js';
+import type { RunLog } from './report.js';
+import type { Order, ProcessState } from './states.js';
+
+/** Parts of a process object a client can ask for (`filter`). */
+export const PROCESS_PARTS = ['config', 'state', 'report', 'metadata'] as const;
+export type ProcessPart = (typeof PROCESS_PARTS)[number];
+
+/** The wire form of a number: integral values stay integral, others get 3 decimals. */
+export function round3(value: number): number {
+  if (!Number.isFinite(value)) return 0;
+  return Number.isInteger(value) ? value : Math.round(value * 1000) / 1000;
+}
+
+export interface StateView {
+  order: Order;
+  exec: ProcessState;
+  runtime_seconds: number;
+  reconnect_seconds: number;
+  last_logline: string;
+  progress: ReturnType<typeof toProgress>;
+  memory_bytes: number;
+  cpu_usage: number;
+  command: string[];
+}
+
+/** `/state` of SPEC §7.2. */
+export function toState(input: {
+  order: Order;
+  state: ProcessState;
+  stateSeconds: number;
+  reconnectSeconds: number;
+  lastLogLine: string;
+  progress: ProgressValues;
+  memoryBytes: number;
+  cpuPercent: number;
+  command: string[];
+}): StateView {
+  return {
+    order: input.order,
+    exec: input.state,
+    runtime_seconds: Math.floor(input.stateSeconds),
+    reconnect_seconds: input.reconnectSeconds,
+    last_logline: input.lastLogLine,
+    progress: toProgress(input.progress),
+    memory_bytes: Math.round(input.memoryBytes),
+    cpu_usage: round3(input.cpuPercent),
+    command: input.command,
+  };
+}
+
+export function toProgress(progress: ProgressValues) {
+  return {
+    inputs: progress.inputs.map((stream) => toStream(stream, false)),
+    outputs: progress.outputs.map((stream) => toStream(stream, true)),
+    frame: progress.frame,
+    packet: progress.packet,
+    fps: round3(progress.fps),
+    q: round3(progress.q),
+    size_kb: Math.floor(progress.sizeBytes / 1024),
+    time: round3(progress.timeSeconds),
+    bitrate_kbit: round3(progress.bitrate / 1000),
+    speed: round3(progress.speed),
+    drop: progress.drop,
+    dup: progress.dup,
+  };
+}
+
+function toStream(stream: StreamValues, output: boolean) {
+  return {
+    id: stream.id,
+    address: stream.address,
+    index: stream.index,
+    stream: stream.stream,
+    format: stream.format,
+    type: stream.type,
+    codec: stream.codec,
+    coder: stream.codec,
+    frame: stream.frame,
+    fps: round3(stream.fps),
+    packet: stream.packet,
+    pps: round3(stream.pps),
+    size_kb: Math.floor(stream.sizeBytes / 1024),
+    bitrate_kbit: round3(stream.bitrate / 1000),
+    ...(output || stream.type === 'video' ? { q: round3(stream.q) } : {}),
+    ...(stream.pixFmt !== undefined ? { pix_fmt: stream.pixFmt } : {}),
+    ...(stream.width !== undefined ? { width: stream.width, height: stream.height } : {}),
+    ...(stream.samplingHz !== undefined ? { sampling_hz: stream.samplingHz } : {}),
+    ...(stream.layout !== undefined ? { layout: stream.layout, channels: stream.channels } : {}),
+  };
+}
+
+function toRunLog(run: RunLog) {
+  return {
+    created_at: run.createdAt,
+    prelude: [...run.prelude],
+    log: run.log.map(([seconds, line]) => [String(seconds), line] as [string, string]),
+  };
+}
+
+/** `/report` of SPEC §7.2. */
+export function toReport(current: RunLog, history: RunLog[]) {
+  return {
+    ...toRunLog(current),
+    history: history.map((run) => ({
+      ...toRunLog(run),
+      exited_at: run.exitedAt ?? 0,
+      exit_state: run.exitState ?? '',
+    })),
+  };
+}
+
+/** A process object with the requested parts (SPEC §7.2). */
+export function toProcess(
+  base: { config: ProcessConfig; createdAt: number; updatedAt: number },
+  parts: ReadonlySet<ProcessPart>,
+  view: {
+    state: () => StateView;
+    report: () => ReturnType<typeof toReport>;
+    metadata: () => Record<string, unknown>;
+  },
+): Record<string, unknown> {
+  const result: Record<string, unknown> = {
+    id: base.config.id,
+    type: 'ffmpeg',
+    reference: base.config.reference,
+    created_at: base.createdAt,
+    updated_at: base.updatedAt,
+  };
+  if (parts.has('config')) result.config = base.config;
+  if (parts.has('state')) result.state = view.state();
+  if (parts.has('report')) result.report = view.report();
+  if (parts.has('metadata')) result.metadata = view.metadata();
+  return result;
+}

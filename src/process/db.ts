@@ -1,0 +1,193 @@
+import { readFile } from 'node:fs/promises';
+import { SerialFileWriter } from '../persistence/atomic-write.js';
+import { isObject, type ProcessConfig } from './process-config.js';
+import type { Order } from './states.js';
+
+/**
+ * `<db.dir>/db.json` (SPEC §7.3), in the format of the datarhei Core v16 store (version 4), so
+ * that a file written by either server loads in the other:
+ * `{"version":4,"process":{<id>:{id,reference,config,created_at,updated_at,order}},
+ *   "metadata":{"system":{},"process":{<id>:{...}}}}`, where `config` is the store form of a
+ * process config (limits flattened to `limit_cpu_usage`, `limit_memory_bytes` in bytes,
+ * `limit_waitfor_seconds`).
+ */
+export const DB_VERSION = 4;
+
+/** One stored process. `body` is the config in API form, to be read and validated like a request. */
+export interface StoredProcess {
+  id: string;
+  body: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+  order: Order;
+  metadata: Record<string, unknown>;
+}
+
+export interface DbContent {
+  processes: StoredProcess[];
+  /** Server-wide metadata, kept as it was found. */
+  system: Record<string, unknown>;
+}
+
+export class DbFormatError extends Error {
+  override name = 'DbFormatError';
+}
+
+/** Reads the db file; an absent file is an empty db, an unreadable one an error (never overwritten blindly). */
+export async function loadDb(file: string): Promise<DbContent> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { processes: [], system: {} };
+    throw error;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new DbFormatError(`${file}: not valid JSON (${(error as Error).message})`);
+  }
+  return parseDb(data, file);
+}
+
+/** Parses the content of a db file (exported for tests). */
+export function parseDb(data: unknown, file = 'db.json'): DbContent {
+  if (!isObject(data)) throw new DbFormatError(`${file}: must hold a JSON object`);
+  if (data.version !== DB_VERSION) {
+    throw new DbFormatError(
+      `${file}: unsupported version ${JSON.stringify(data.version)}, expected ${DB_VERSION}`,
+    );
+  }
+  const processes = isObject(data.process) ? data.process : {};
+  const metadata = isObject(data.metadata) ? data.metadata : {};
+  const processMetadata = isObject(metadata.process) ? metadata.process : {};
+  const result: StoredProcess[] = [];
+  for (const [key, value] of Object.entries(processes)) {
+    if (!isObject(value)) continue;
+    const config = isObject(value.config) ? value.config : {};
+    const id = typeof value.id === 'string' && value.id !== '' ? value.id : key;
+    const createdAt = typeof value.created_at === 'number' ? value.created_at : 0;
+    const meta = processMetadata[id];
+    result.push({
+      id,
+      body: storeConfigToBody(config, id, value.reference),
+      createdAt,
+      updatedAt: typeof value.updated_at === 'number' ? value.updated_at : createdAt,
+      order: value.order === 'start' ? 'start' : 'stop',
+      metadata: isObject(meta) ? { ...meta } : {},
+    });
+  }
+  return { processes: result, system: isObject(metadata.system) ? { ...metadata.system } : {} };
+}
+
+/** The store form of one process config. */
+export function configToStore(config: ProcessConfig): Record<string, unknown> {
+  const io = (list: ProcessConfig['input']): Record<string, unknown>[] =>
+    list.map((item) => ({
+      id: item.id,
+      address: item.address,
+      options: [...item.options],
+      cleanup: item.cleanup.map((rule) => ({ ...rule })),
+    }));
+  return {
+    id: config.id,
+    reference: config.reference,
+    ffversion: '',
+    input: io(config.input),
+    output: io(config.output),
+    options: [...config.options],
+    reconnect: config.reconnect,
+    reconnect_delay_seconds: config.reconnect_delay_seconds,
+    autostart: config.autostart,
+    stale_timeout_seconds: config.stale_timeout_seconds,
+    limit_cpu_usage: config.limits.cpu_usage,
+    limit_memory_bytes: config.limits.memory_mbytes * 1024 * 1024,
+    limit_waitfor_seconds: config.limits.waitfor_seconds,
+  };
+}
+
+function storeConfigToBody(
+  config: Record<string, unknown>,
+  id: string,
+  reference: unknown,
+): Record<string, unknown> {
+  const memoryBytes = config.limit_memory_bytes;
+  return {
+    ...config,
+    id,
+    type: 'ffmpeg',
+    reference:
+      typeof config.reference === 'string'
+        ? config.reference
+        : typeof reference === 'string'
+          ? reference
+          : '',
+    limits: {
+      cpu_usage: config.limit_cpu_usage,
+      memory_mbytes: typeof memoryBytes === 'number' ? Math.ceil(memoryBytes / (1024 * 1024)) : memoryBytes,
+      waitfor_seconds: config.limit_waitfor_seconds,
+    },
+  };
+}
+
+/** One process as it is written. */
+export interface ProcessRecord {
+  config: ProcessConfig;
+  createdAt: number;
+  updatedAt: number;
+  order: Order;
+  metadata: Record<string, unknown>;
+}
+
+/** The whole file content for a set of processes, plus raw entries kept as they were found. */
+export function serializeDb(
+  records: ProcessRecord[],
+  system: Record<string, unknown>,
+  kept: Record<string, { process: unknown; metadata: unknown }> = {},
+): string {
+  const process: Record<string, unknown> = {};
+  const metadata: Record<string, unknown> = {};
+  for (const [id, raw] of Object.entries(kept)) {
+    process[id] = raw.process;
+    if (raw.metadata !== undefined) metadata[id] = raw.metadata;
+  }
+  for (const record of [...records].sort((a, b) => a.config.id.localeCompare(b.config.id))) {
+    const id = record.config.id;
+    process[id] = {
+      id,
+      reference: record.config.reference,
+      config: configToStore(record.config),
+      created_at: record.createdAt,
+      updated_at: record.updatedAt,
+      order: record.order,
+    };
+    if (Object.keys(record.metadata).length > 0) metadata[id] = record.metadata;
+  }
+  return `${JSON.stringify({ version: DB_VERSION, process, metadata: { system, process: metadata } }, null, 2)}\n`;
+}
+
+/**
+ * Writes the db file atomically, coalescing bursts: `save()` resolves once a write that started
+ * after the call has completed, so the caller's change is on disk.
+ */
+export class DbWriter {
+  private readonly writer: SerialFileWriter;
+  private pending: Promise<void> | undefined;
+
+  constructor(
+    file: string,
+    private readonly render: () => string,
+  ) {
+    this.writer = new SerialFileWriter(file);
+  }
+
+  save(): Promise<void> {
+    // A write queued but not started yet will include this change too.
+    this.pending ??= Promise.resolve().then(() => {
+      this.pending = undefined;
+      return this.writer.write(this.render());
+    });
+    return this.pending;
+  }
+}

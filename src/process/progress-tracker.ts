@@ -1,0 +1,265 @@
+import type { Prelude, PreludeStream, ProgressBlock, StatsLine, VstatsLine } from './ffmpeg/index.js';
+import { emptyProgress, type ProgressValues, type StreamValues } from './progress-values.js';
+import { RateWindow } from './rate-window.js';
+
+/** Config id and masked address of each input or output file, by file index. */
+export interface IoLabels {
+  inputs: { id: string; address: string }[];
+  outputs: { id: string; address: string }[];
+}
+
+interface StreamCounters {
+  frames: number;
+  bytes: number;
+  q: number;
+}
+
+/**
+ * Turns what one ffmpeg run tells (prelude, classic progress lines, the `-progress` stream, the
+ * `-vstats` stream) and what the server sees itself (bytes an output wrote into the memory
+ * filesystem) into progress values per process and per stream.
+ *
+ * Where each per-stream value comes from (stock ffmpeg reports no per-stream counters in its
+ * progress, so they are assembled; see docs/processes.md):
+ * - video output streams that ffmpeg encodes: frames, bytes and q from `-vstats` (one line per
+ *   encoded packet); the first video output stream also from the `frame=` counter;
+ * - an output file's bytes: what it wrote through the server (memfs), else ffmpeg's own size for
+ *   the first output file; a file's only stream gets all of them, and its one non-video stream
+ *   gets what the (encoded) video streams of that file did not write;
+ * - input streams: the frames and packets of the output streams they feed.
+ * Rates (fps, pps, bitrate) come from sliding windows over these counters.
+ */
+export class ProgressTracker {
+  private prelude: Prelude = { inputs: [], outputs: [], mapping: [] };
+  private frame = 0;
+  private timeSeconds = 0;
+  private speed = 0;
+  private drop = 0;
+  private dup = 0;
+  /** Bytes ffmpeg reports for the first output file. */
+  private ffmpegBytes = 0;
+  private qByOrder: number[] = [];
+  private readonly qByStream = new Map<string, number>();
+  private readonly vstats = new Map<string, StreamCounters>();
+  /** Bytes per output file seen by the server itself. */
+  private readonly serverBytes = new Map<number, number>();
+  private sawProgressStream = false;
+  private readonly windows = new Map<string, RateWindow>();
+
+  constructor(
+    private readonly labels: IoLabels,
+    private readonly windowMs = 10_000,
+  ) {}
+
+  setPrelude(prelude: Prelude): void {
+    this.prelude = prelude;
+  }
+
+  /** A classic progress line; returns true when it shows progress. */
+  onStatsLine(line: StatsLine): boolean {
+    // The `-progress` stream carries the same figures with more precision (bytes, microseconds).
+    if (this.sawProgressStream) return false;
+    const before = this.fingerprint();
+    if (line.frame !== undefined) this.frame = line.frame;
+    if (line.timeSeconds !== undefined) this.timeSeconds = Math.max(0, line.timeSeconds);
+    if (line.sizeBytes !== undefined) this.ffmpegBytes = line.sizeBytes;
+    if (line.speed !== undefined) this.speed = line.speed;
+    if (line.drop !== undefined) this.drop = line.drop;
+    if (line.dup !== undefined) this.dup = line.dup;
+    if (line.q.length > 0) this.qByOrder = line.q;
+    return this.fingerprint() !== before;
+  }
+
+  /** A block of the `-progress` stream; returns true when it shows progress. */
+  onProgressBlock(block: ProgressBlock): boolean {
+    this.sawProgressStream = true;
+    const before = this.fingerprint();
+    if (block.frame !== undefined) this.frame = block.frame;
+    if (block.outTimeSeconds !== undefined) this.timeSeconds = Math.max(0, block.outTimeSeconds);
+    if (block.totalSizeBytes !== undefined) this.ffmpegBytes = block.totalSizeBytes;
+    if (block.speed !== undefined) this.speed = block.speed;
+    if (block.drop !== undefined) this.drop = block.drop;
+    if (block.dup !== undefined) this.dup = block.dup;
+    for (const [key, q] of block.streamQ) this.qByStream.set(key, q);
+    return this.fingerprint() !== before;
+  }
+
+  /** A `-vstats` line (one encoded video packet); returns true (it is progress). */
+  onVstats(line: VstatsLine): boolean {
+    const key = `${line.file}:${line.stream}`;
+    const counters = this.vstats.get(key) ?? { frames: 0, bytes: 0, q: 0 };
+    counters.frames++;
+    counters.bytes += line.frameBytes;
+    counters.q = line.q;
+    this.vstats.set(key, counters);
+    return true;
+  }
+
+  /** Bytes the output file `index` wrote through the server. */
+  addOutputBytes(index: number, bytes: number): void {
+    this.serverBytes.set(index, (this.serverBytes.get(index) ?? 0) + bytes);
+  }
+
+  /** Feeds the rate windows; call about once per second. */
+  sample(nowMs: number): void {
+    const values = this.counters();
+    this.window('frame').push(nowMs, values.frame);
+    this.window('size').push(nowMs, values.sizeBytes);
+    for (const [kind, streams] of [
+      ['in', values.inputs],
+      ['out', values.outputs],
+    ] as const) {
+      for (const stream of streams) {
+        const key = `${kind}:${stream.index}:${stream.stream}`;
+        this.window(`${key}:frame`).push(nowMs, stream.frame);
+        this.window(`${key}:packet`).push(nowMs, stream.packet);
+        this.window(`${key}:size`).push(nowMs, stream.sizeBytes);
+      }
+    }
+  }
+
+  /** Current values, with rates over the window ending at `nowMs`. */
+  values(nowMs: number): ProgressValues {
+    const values = this.counters();
+    values.fps = this.window('frame').rate(nowMs);
+    values.bitrate = this.window('size').rate(nowMs) * 8;
+    for (const [kind, streams] of [
+      ['in', values.inputs],
+      ['out', values.outputs],
+    ] as const) {
+      for (const stream of streams) {
+        const key = `${kind}:${stream.index}:${stream.stream}`;
+        stream.fps = this.window(`${key}:frame`).rate(nowMs);
+        stream.pps = this.window(`${key}:packet`).rate(nowMs);
+        stream.bitrate = this.window(`${key}:size`).rate(nowMs) * 8;
+      }
+    }
+    return values;
+  }
+
+  private counters(): ProgressValues {
+    const values = emptyProgress();
+    values.frame = this.frame;
+    values.timeSeconds = this.timeSeconds;
+    values.speed = this.speed;
+    values.drop = this.drop;
+    values.dup = this.dup;
+    values.outputs = this.outputCounters();
+    values.inputs = this.inputCounters(values.outputs);
+    values.q = values.outputs.find((stream) => stream.type === 'video')?.q ?? this.qByOrder[0] ?? 0;
+    values.packet = values.outputs.reduce((sum, stream) => sum + stream.packet, 0);
+    const files = new Set(this.prelude.outputs.map((stream) => stream.file));
+    for (const index of this.serverBytes.keys()) files.add(index);
+    if (files.size === 0) files.add(0);
+    values.sizeBytes = [...files].reduce((sum, file) => sum + this.outputBytes(file), 0);
+    return values;
+  }
+
+  private outputBytes(file: number): number {
+    const server = this.serverBytes.get(file) ?? 0;
+    if (server > 0) return server;
+    return file === 0 ? this.ffmpegBytes : 0;
+  }
+
+  private outputCounters(): StreamValues[] {
+    const outputs = this.prelude.outputs;
+    const firstVideo = outputs.find((stream) => stream.type === 'video');
+    let videoOrder = 0;
+    const result = outputs.map((stream) => {
+      const key = `${stream.file}:${stream.stream}`;
+      const encoded = this.vstats.get(key);
+      const values = this.streamValues(stream, this.labels.outputs[stream.file]);
+      if (stream.type === 'video') {
+        const counted = stream === firstVideo ? this.frame : 0;
+        values.frame = Math.max(encoded?.frames ?? 0, counted);
+        values.packet = values.frame;
+        values.sizeBytes = encoded?.bytes ?? 0;
+        values.q = this.qByStream.get(key) ?? this.qByOrder[videoOrder] ?? encoded?.q ?? 0;
+        videoOrder++;
+      }
+      return values;
+    });
+    this.assignFileBytes(result);
+    return result;
+  }
+
+  /** Splits each output file's bytes over its streams where that is unambiguous. */
+  private assignFileBytes(streams: StreamValues[]): void {
+    const byFile = new Map<number, StreamValues[]>();
+    for (const stream of streams) byFile.set(stream.index, [...(byFile.get(stream.index) ?? []), stream]);
+    for (const [file, inFile] of byFile) {
+      const total = this.outputBytes(file);
+      if (total === 0) continue;
+      if (inFile.length === 1) {
+        (inFile[0] as StreamValues).sizeBytes = total;
+        continue;
+      }
+      const video = inFile.filter((stream) => stream.type === 'video');
+      const other = inFile.filter((stream) => stream.type !== 'video');
+      const videoKnown = video.every((stream) => this.vstats.has(`${stream.index}:${stream.stream}`));
+      if (other.length === 1 && videoKnown) {
+        const videoBytes = video.reduce((sum, stream) => sum + stream.sizeBytes, 0);
+        (other[0] as StreamValues).sizeBytes = Math.max(0, total - videoBytes);
+      }
+    }
+  }
+
+  private inputCounters(outputs: StreamValues[]): StreamValues[] {
+    return this.prelude.inputs.map((stream) => {
+      const values = this.streamValues(stream, this.labels.inputs[stream.file]);
+      for (const map of this.prelude.mapping) {
+        if (!map.inputs.some((input) => input.file === stream.file && input.stream === stream.stream))
+          continue;
+        const output = outputs.find(
+          (candidate) => candidate.index === map.output.file && candidate.stream === map.output.stream,
+        );
+        if (output === undefined) continue;
+        values.frame = Math.max(values.frame, output.frame);
+        values.packet = Math.max(values.packet, output.packet);
+      }
+      return values;
+    });
+  }
+
+  private streamValues(
+    stream: PreludeStream,
+    label: { id: string; address: string } | undefined,
+  ): StreamValues {
+    const values: StreamValues = {
+      id: label?.id ?? '',
+      address: label?.address ?? '',
+      index: stream.file,
+      stream: stream.stream,
+      format: stream.format,
+      type: stream.type,
+      codec: stream.codec,
+      frame: 0,
+      fps: 0,
+      packet: 0,
+      pps: 0,
+      sizeBytes: 0,
+      bitrate: 0,
+      q: 0,
+    };
+    if (stream.pixFmt !== undefined) values.pixFmt = stream.pixFmt;
+    if (stream.width !== undefined) values.width = stream.width;
+    if (stream.height !== undefined) values.height = stream.height;
+    if (stream.samplingHz !== undefined) values.samplingHz = stream.samplingHz;
+    if (stream.layout !== undefined) values.layout = stream.layout;
+    if (stream.channels !== undefined) values.channels = stream.channels;
+    return values;
+  }
+
+  private fingerprint(): string {
+    return `${this.frame}/${this.timeSeconds}/${this.ffmpegBytes}`;
+  }
+
+  private window(key: string): RateWindow {
+    let window = this.windows.get(key);
+    if (window === undefined) {
+      window = new RateWindow(this.windowMs);
+      this.windows.set(key, window);
+    }
+    return window;
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * What is known about a running process's progress, in base units (bytes, bit/s, seconds). The
+ * API shape (kB, kbit/s) is made from this in api-shapes.ts; the metrics collector reads it as is.
+ */
+export interface StreamValues {
+  /** Id of the input or output in the process config. */
+  id: string;
+  /** Address of the input or output, credentials masked. */
+  address: string;
+  /** Index of the input or output file. */
+  index: number;
+  /** Index of the stream within the file. */
+  stream: number;
+  format: string;
+  /** `video`, `audio`, … */
+  type: string;
+  codec: string;
+  frame: number;
+  /** Frames per second over the sliding window. */
+  fps: number;
+  packet: number;
+  /** Packets per second over the sliding window. */
+  pps: number;
+  sizeBytes: number;
+  /** Bits per second over the sliding window. */
+  bitrate: number;
+  q: number;
+  pixFmt?: string;
+  width?: number;
+  height?: number;
+  samplingHz?: number;
+  layout?: string;
+  channels?: number;
+}
+
+export interface ProgressValues {
+  inputs: StreamValues[];
+  outputs: StreamValues[];
+  frame: number;
+  packet: number;
+  fps: number;
+  q: number;
+  sizeBytes: number;
+  timeSeconds: number;
+  bitrate: number;
+  speed: number;
+  drop: number;
+  dup: number;
+}
+
+export function emptyProgress(): ProgressValues {
+  return {
+    inputs: [],
+    outputs: [],
+    frame: 0,
+    packet: 0,
+    fps: 0,
+    q: 0,
+    sizeBytes: 0,
+    timeSeconds: 0,
+    bitrate: 0,
+    speed: 0,
+    drop: 0,
+    dup: 0,
+  };
+}

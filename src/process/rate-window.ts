@@ -1,0 +1,64 @@
+/**
+ * The rate of a growing counter over a sliding window: samples are `(time, value)` pairs, pushed
+ * about once per second; the rate is the growth between the oldest and the newest sample in the
+ * window, per second. When no sample has arrived for a while (a stalled child prints nothing),
+ * the rate decays towards 0 instead of freezing at its last value.
+ */
+export class RateWindow {
+  private readonly times: Float64Array;
+  private readonly values: Float64Array;
+  private head = 0;
+  private size = 0;
+
+  /**
+   * @param windowMs length of the window, milliseconds
+   * @param capacity most samples kept (older ones are dropped first)
+   */
+  constructor(
+    private readonly windowMs = 10_000,
+    capacity = 32,
+  ) {
+    this.times = new Float64Array(capacity);
+    this.values = new Float64Array(capacity);
+  }
+
+  /** Adds a sample; a counter that went backwards (a new run) starts the window over. */
+  push(timeMs: number, value: number): void {
+    if (this.size > 0 && value < this.valueAt(this.size - 1)) this.clear();
+    const index = (this.head + this.size) % this.times.length;
+    this.times[index] = timeMs;
+    this.values[index] = value;
+    if (this.size < this.times.length) this.size++;
+    else this.head = (this.head + 1) % this.times.length;
+  }
+
+  /** Units per second over the window ending at `nowMs`; 0 with fewer than two samples. */
+  rate(nowMs: number): number {
+    while (this.size > 0 && this.timeAt(0) < nowMs - this.windowMs) {
+      this.head = (this.head + 1) % this.times.length;
+      this.size--;
+    }
+    if (this.size < 2) return 0;
+    const first = this.timeAt(0);
+    const last = this.timeAt(this.size - 1);
+    const growth = this.valueAt(this.size - 1) - this.valueAt(0);
+    // A sample is due every second or so; beyond that the counter is stalled.
+    const end = nowMs - last > STALL_MS ? nowMs : last;
+    return end > first ? (growth * 1000) / (end - first) : 0;
+  }
+
+  clear(): void {
+    this.head = 0;
+    this.size = 0;
+  }
+
+  private timeAt(offset: number): number {
+    return this.times[(this.head + offset) % this.times.length] as number;
+  }
+
+  private valueAt(offset: number): number {
+    return this.values[(this.head + offset) % this.values.length] as number;
+  }
+}
+
+const STALL_MS = 3000;

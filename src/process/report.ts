@@ -1,0 +1,99 @@
+import type { ProcessState } from './states.js';
+
+/** A log line: Unix seconds (as ffmpeg-independent wall time) and the text. */
+export type LogEntry = [seconds: number, line: string];
+
+/** The log of one run of a process. */
+export interface RunLog {
+  /** When the run started, Unix seconds. */
+  createdAt: number;
+  /** Lines before the first progress line, oldest first. */
+  prelude: string[];
+  /** The last non-progress lines, oldest first. */
+  log: LogEntry[];
+  /** When the run ended and how (only for runs in the history). */
+  exitedAt?: number;
+  exitState?: ProcessState;
+}
+
+export interface ReportLimits {
+  /** Lines kept in the log of a run (`ffmpeg.log.max_lines`). */
+  maxLines: number;
+  /** Earlier runs kept (`ffmpeg.log.max_history`). */
+  maxHistory: number;
+}
+
+/** Bound on prelude lines, so a child that never starts progressing cannot grow it without end. */
+const MAX_PRELUDE_LINES = 200;
+
+/**
+ * The report of a process (SPEC §7.2 `/report`): the log of the current run and a short history
+ * of earlier runs. Everything is bounded: `maxLines` lines per run, `maxHistory` runs.
+ */
+export class ProcessReport {
+  private current: RunLog;
+  private readonly history: RunLog[] = [];
+  private inPrelude = true;
+  private lastLine = '';
+
+  constructor(
+    private readonly limits: ReportLimits,
+    createdAt: number,
+  ) {
+    this.current = { createdAt, prelude: [], log: [] };
+  }
+
+  /** Begins the log of a new run; the current one moves into the history if it has content. */
+  startRun(nowSeconds: number): void {
+    this.archiveCurrent();
+    this.current = { createdAt: nowSeconds, prelude: [], log: [] };
+    this.inPrelude = true;
+  }
+
+  /** Marks how the current run ended. */
+  endRun(nowSeconds: number, state: ProcessState): void {
+    this.current.exitedAt = nowSeconds;
+    this.current.exitState = state;
+  }
+
+  /** Records a non-progress line. */
+  addLine(nowSeconds: number, line: string): void {
+    this.lastLine = line;
+    if (this.inPrelude && this.current.prelude.length < MAX_PRELUDE_LINES) this.current.prelude.push(line);
+    this.current.log.push([nowSeconds, line]);
+    if (this.current.log.length > this.limits.maxLines) this.current.log.shift();
+  }
+
+  /** The first progress line ends the prelude. */
+  endPrelude(): void {
+    this.inPrelude = false;
+  }
+
+  /** The last non-progress line of any run. */
+  get lastLogLine(): string {
+    return this.lastLine;
+  }
+
+  currentRun(): RunLog {
+    return this.current;
+  }
+
+  /** Earlier runs, oldest first. */
+  earlierRuns(): RunLog[] {
+    return this.history;
+  }
+
+  /** Takes over another report's runs (a replaced process keeps its log history, SPEC §7.2). */
+  adopt(previous: ProcessReport): void {
+    previous.archiveCurrent();
+    this.history.splice(0, this.history.length, ...previous.history);
+    this.lastLine = previous.lastLine;
+  }
+
+  private archiveCurrent(): void {
+    if (this.current.prelude.length === 0 && this.current.log.length === 0) return;
+    this.history.push(this.current);
+    this.current = { createdAt: this.current.createdAt, prelude: [], log: [] };
+    while (this.history.length > this.limits.maxHistory) this.history.shift();
+  }
+}

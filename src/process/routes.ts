@@ -1,0 +1,146 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../http/index.js';
+import { compileGlob, type Glob } from '../storage/index.js';
+import { PROCESS_PARTS, type ProcessPart } from './api-shapes.js';
+import { isObject } from './process-config.js';
+import { COMMANDS, type Command, type ProcessService } from './service.js';
+import { processView, reportView, stateView } from './views.js';
+
+type IdParams = { Params: { id: string } };
+type KeyParams = { Params: { id: string; key: string } };
+type Query = Record<string, string | string[] | undefined>;
+
+/** Longest glob accepted in `idpattern`/`refpattern`. */
+const MAX_PATTERN_LENGTH = 1000;
+
+/** The process routes of SPEC §7.2, registered inside the guarded `/api/v3` scope. */
+export function registerProcessRoutes(v3: FastifyInstance, service: ProcessService): void {
+  v3.post('/process', async (request, reply) => sendJson(reply, await service.create(request.body)));
+
+  v3.get('/process', async (request, reply) => {
+    const query = request.query as Query;
+    const parts = readFilter(query);
+    const wanted = readList(query, 'id');
+    const reference = readOne(query, 'reference');
+    const idPattern = readGlob(query, 'idpattern');
+    const refPattern = readGlob(query, 'refpattern');
+    const list = service
+      .sortedEntries()
+      .filter((entry) => wanted === undefined || wanted.includes(entry.config.id))
+      .filter((entry) => reference === undefined || entry.config.reference === reference)
+      .filter((entry) => idPattern === undefined || idPattern.matches(entry.config.id))
+      .filter((entry) => refPattern === undefined || refPattern.matches(entry.config.reference))
+      .map((entry) => processView(service, entry, parts));
+    return sendJson(reply, list);
+  });
+
+  v3.get<IdParams>('/process/:id', async (request, reply) => {
+    const entry = service.entry(request.params.id);
+    return sendJson(reply, processView(service, entry, readFilter(request.query as Query)));
+  });
+
+  v3.get<IdParams>('/process/:id/config', async (request, reply) =>
+    sendJson(reply, service.entry(request.params.id).config),
+  );
+
+  v3.get<IdParams>('/process/:id/state', async (request, reply) =>
+    sendJson(reply, stateView(service, service.entry(request.params.id))),
+  );
+
+  v3.get<IdParams>('/process/:id/report', async (request, reply) =>
+    sendJson(reply, reportView(service.entry(request.params.id))),
+  );
+
+  v3.put<IdParams>('/process/:id', async (request, reply) =>
+    sendJson(reply, await service.update(request.params.id, request.body)),
+  );
+
+  v3.delete<IdParams>('/process/:id', async (request, reply) => {
+    await service.remove(request.params.id);
+    return sendJson(reply, 'OK');
+  });
+
+  v3.put<IdParams>('/process/:id/command', async (request, reply) => {
+    service.entry(request.params.id);
+    await service.runCommand(request.params.id, readCommand(request));
+    return sendJson(reply, 'OK');
+  });
+
+  v3.get<IdParams>('/process/:id/metadata', async (request, reply) =>
+    sendJson(reply, service.metadata(request.params.id)),
+  );
+
+  v3.get<KeyParams>('/process/:id/metadata/:key', async (request, reply) => {
+    const metadata = service.metadata(request.params.id);
+    const key = request.params.key;
+    if (!Object.hasOwn(metadata, key)) {
+      throw new ApiError('NOT_FOUND', `process "${request.params.id}" has no metadata "${key}"`, {
+        message: 'Unknown key',
+      });
+    }
+    return sendJson(reply, metadata[key]);
+  });
+
+  v3.put<KeyParams>('/process/:id/metadata/:key', async (request, reply) => {
+    service.entry(request.params.id);
+    if (request.body === undefined) {
+      throw new ApiError('BAD_REQUEST', 'body: a JSON value is required (null deletes the key)');
+    }
+    return sendJson(reply, await service.setMetadata(request.params.id, request.params.key, request.body));
+  });
+}
+
+/** Sends any JSON value, strings and `null` included, as `application/json`. */
+function sendJson(reply: FastifyReply, value: unknown): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
+}
+
+function readCommand(request: FastifyRequest): Command {
+  const body = request.body;
+  const command = isObject(body) ? body.command : undefined;
+  if (typeof command !== 'string' || !(COMMANDS as readonly string[]).includes(command)) {
+    throw new ApiError('BAD_REQUEST', `command: known commands are ${COMMANDS.join(', ')}`, {
+      message: 'Unknown command provided',
+    });
+  }
+  return command as Command;
+}
+
+/** `filter=config,state`: the parts to include; all of them when absent or empty. */
+function readFilter(query: Query): Set<ProcessPart> {
+  const list = readList(query, 'filter');
+  const known = (list ?? []).filter((part): part is ProcessPart =>
+    (PROCESS_PARTS as readonly string[]).includes(part),
+  );
+  return new Set(known.length === 0 && (list === undefined || list.length === 0) ? PROCESS_PARTS : known);
+}
+
+/** A comma-separated (or repeated) query parameter; `undefined` when absent or empty. */
+function readList(query: Query, name: string): string[] | undefined {
+  const raw = query[name];
+  if (raw === undefined) return undefined;
+  const items = (Array.isArray(raw) ? raw : [raw])
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
+  return items.length === 0 ? undefined : items;
+}
+
+function readOne(query: Query, name: string): string | undefined {
+  const raw = query[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function readGlob(query: Query, name: string): Glob | undefined {
+  const pattern = readOne(query, name);
+  if (pattern === undefined) return undefined;
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    throw new ApiError('BAD_REQUEST', `${name}: longer than ${MAX_PATTERN_LENGTH} characters`);
+  }
+  try {
+    return compileGlob(pattern);
+  } catch (error) {
+    throw new ApiError('BAD_REQUEST', `${name}: invalid pattern (${(error as Error).message})`);
+  }
+}

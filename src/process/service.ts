@@ -1,0 +1,543 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { ApiError } from '../http/index.js';
+import type { Filesystem } from '../storage/filesystem.js';
+import { absoluteOutputAddress, parseOutputReference } from './address.js';
+import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './cleanup.js';
+import { DbWriter, loadDb, serializeDb } from './db.js';
+import { maskCredentials } from './ffmpeg/index.js';
+import { probeEncoder, serverOptions, type EncoderInfo } from './ffmpeg-probe.js';
+import { KeyedLocks } from './locks.js';
+import { memfsPrefixes, OutputPrefixIndex, type OutputPrefix } from './memfs-outputs.js';
+import { resolveConfig, type PlaceholderValues } from './placeholders.js';
+import type { ProcessEntry } from './process-entry.js';
+import {
+  configToPlain,
+  isObject,
+  mergeOver,
+  readProcessConfig,
+  type ProcessConfig,
+} from './process-config.js';
+import { readProcessUsage } from './proc-usage.js';
+import { ProcessReport } from './report.js';
+import { buildCommand } from './command.js';
+import type { SpawnFn } from './spawn.js';
+import { zeroStateCounts, type ProcessState, type StateCounts } from './states.js';
+import { Supervisor, type PreparedRun, type SupervisorDeps } from './supervisor.js';
+import { validateProcessConfig } from './validate-config.js';
+import { VstatsChannel } from './vstats-channel.js';
+
+export interface ProcessServiceDeps {
+  config: Config;
+  logger: Logger;
+  spawn: SpawnFn;
+  /** Wall clock, Unix milliseconds. */
+  now: () => number;
+  /** Root of the proc filesystem, for CPU and memory of the children. */
+  procRoot: string;
+  /** Logical CPUs of the machine. */
+  cpus: number;
+  filesystems: { disk: Filesystem & { readonly root: string }; mem: Filesystem };
+}
+
+/** The commands of `PUT /api/v3/process/:id/command`. */
+export const COMMANDS = ['start', 'stop', 'restart', 'reload'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+/** Bounds on what one child's output may cost (see run.ts). */
+const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };
+const TICK_MS = 1000;
+
+/**
+ * The processes of the server (SPEC §7): their definitions, persistence in `<db.dir>/db.json`,
+ * their supervisors, cleanup rules, and the operations of the process API. Operations on one
+ * process are serialised; different processes never wait for each other.
+ */
+export class ProcessService {
+  private readonly entries = new Map<string, ProcessEntry>();
+  private readonly locks = new KeyedLocks();
+  private readonly prefixes = new OutputPrefixIndex();
+  /** Times any process entered each state since the server started (`ffmpeg_process`). */
+  readonly stateEntries: StateCounts = zeroStateCounts();
+  private readonly db: DbWriter;
+  private system: Record<string, unknown> = {};
+  private kept: Record<string, { process: unknown; metadata: unknown }> = {};
+  private memfsUrl = 'http://127.0.0.1/memfs';
+  private encoder: EncoderInfo = { version: '', progressStreams: false };
+  private ticker: NodeJS.Timeout | undefined;
+  private cleaning = false;
+  private closing = false;
+  private unsubscribe: (() => void) | undefined;
+  /** Directory of the `-vstats` FIFOs, made on first use. */
+  private fifoDir: Promise<string | undefined> | undefined;
+  private fifoCount = 0;
+
+  private constructor(private readonly deps: ProcessServiceDeps) {
+    this.db = new DbWriter(join(deps.config.db.dir, 'db.json'), () => this.renderDb());
+  }
+
+  /** Loads `db.json`; a file that cannot be read stops start-up rather than being overwritten. */
+  static async create(deps: ProcessServiceDeps): Promise<ProcessService> {
+    const service = new ProcessService(deps);
+    await service.load();
+    return service;
+  }
+
+  // ---- lifecycle ----
+
+  /** After the server listens: learn the memfs URL, probe the encoder, start what was running. */
+  async start(baseUrl: string): Promise<void> {
+    this.memfsUrl = memfsUrl(baseUrl, this.deps.config);
+    this.encoder = await probeEncoder(this.deps.config.ffmpeg.binary, this.deps.spawn);
+    if (this.encoder.version === '') {
+      this.deps.logger.warn(
+        { binary: this.deps.config.ffmpeg.binary },
+        'the encoder binary did not answer like ffmpeg',
+      );
+    }
+    this.rebuildPrefixes();
+    this.unsubscribe = this.deps.filesystems.mem.onWrite((path, bytes) => this.onMemWrite(path, bytes));
+    this.ticker = setInterval(() => this.tick(), TICK_MS);
+    this.ticker.unref();
+    for (const entry of this.sortedEntries()) {
+      if (entry.supervisor.order !== 'start') continue;
+      if (this.slotsFull(entry.config.id)) {
+        entry.report.addLine(this.nowSeconds(), 'streamcore: not started: ffmpeg.max_processes reached');
+        continue;
+      }
+      entry.supervisor.start();
+    }
+  }
+
+  /** Stops every process (orders kept), runs the purges, writes the db (SPEC §7.3 shutdown). */
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.ticker);
+    this.unsubscribe?.();
+    const entries = [...this.entries.values()];
+    await Promise.all(entries.map((entry) => entry.supervisor.dispose()));
+    await this.purge(entries.flatMap((entry) => this.rulesOf(entry)));
+    await this.db.save();
+    const fifoDir = await this.fifoDir;
+    if (fifoDir !== undefined) await rm(fifoDir, { recursive: true, force: true });
+  }
+
+  // ---- queries ----
+
+  ids(): string[] {
+    return [...this.entries.keys()].sort();
+  }
+
+  /** The entry of `id`, or a 404 `Unknown process ID`. */
+  entry(id: string): ProcessEntry {
+    const entry = this.entries.get(id);
+    if (entry === undefined) {
+      throw new ApiError('NOT_FOUND', `process "${id}" does not exist`, { message: 'Unknown process ID' });
+    }
+    return entry;
+  }
+
+  sortedEntries(): ProcessEntry[] {
+    return this.ids().map((id) => this.entries.get(id) as ProcessEntry);
+  }
+
+  now(): number {
+    return this.deps.now();
+  }
+
+  // ---- operations ----
+
+  async create(body: unknown): Promise<ProcessConfig> {
+    this.ensureOpen();
+    const config = this.readAndValidate(body);
+    return this.locks.run([config.id], async () => {
+      if (this.entries.has(config.id)) {
+        throw invalid([`id: a process with id "${config.id}" already exists`]);
+      }
+      if (config.autostart && this.slotsFull(config.id))
+        throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
+      const now = this.nowSeconds();
+      const entry = this.newEntry(config, { createdAt: now, updatedAt: now, metadata: {} });
+      await this.attachVstats(entry);
+      this.entries.set(config.id, entry);
+      this.rebuildPrefixes();
+      if (config.autostart) entry.supervisor.start();
+      await this.db.save();
+      return config;
+    });
+  }
+
+  /** Merges `body` over the current config and replaces the process (SPEC §7.2 PUT). */
+  async update(id: string, body: unknown): Promise<ProcessConfig> {
+    this.ensureOpen();
+    const current = this.entry(id);
+    if (!isObject(body))
+      throw invalid([body === undefined ? 'body: a JSON object is required' : 'body: must be a JSON object']);
+    const config = this.readAndValidate(mergeOver(configToPlain(current.config), body));
+    return this.locks.run([id, config.id], async () => {
+      const old = this.entry(id);
+      if (config.id !== id && this.entries.has(config.id)) {
+        throw invalid([`id: cannot rename "${id}" to "${config.id}", a process with that id exists`]);
+      }
+      const order = old.supervisor.order;
+      await old.supervisor.dispose();
+      await this.purge(this.rulesOf(old));
+      const entry = this.newEntry(config, {
+        createdAt: old.createdAt,
+        updatedAt: this.nowSeconds(),
+        metadata: old.metadata,
+      });
+      entry.report.adopt(old.report);
+      entry.supervisor.adoptCounts(old.supervisor);
+      await this.attachVstats(entry);
+      this.entries.delete(id);
+      this.entries.set(config.id, entry);
+      this.rebuildPrefixes();
+      if (order === 'start') entry.supervisor.start();
+      await this.db.save();
+      return config;
+    });
+  }
+
+  /** Stops the process, purges its `purge_on_delete` files and forgets it. */
+  async remove(id: string): Promise<void> {
+    this.ensureOpen();
+    await this.locks.run([id], async () => {
+      const entry = this.entry(id);
+      await entry.supervisor.dispose();
+      this.entries.delete(id);
+      this.rebuildPrefixes();
+      await this.purge(this.rulesOf(entry));
+      await this.db.save();
+    });
+  }
+
+  async runCommand(id: string, command: Command): Promise<void> {
+    this.ensureOpen();
+    await this.locks.run([id], async () => {
+      const entry = this.entry(id);
+      const supervisor = entry.supervisor;
+      switch (command) {
+        case 'start':
+          if (!supervisor.occupiesSlot && this.slotsFull(id))
+            throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
+          supervisor.start();
+          break;
+        case 'stop':
+          await supervisor.stop();
+          break;
+        case 'restart':
+          if (!supervisor.occupiesSlot && this.slotsFull(id))
+            throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
+          await supervisor.restart();
+          break;
+        case 'reload':
+          await this.reload(entry);
+          break;
+      }
+      await this.db.save();
+    });
+  }
+
+  metadata(id: string): Record<string, unknown> {
+    return this.entry(id).metadata;
+  }
+
+  /** Sets one metadata key; `null` deletes it. Returns what is stored now. */
+  async setMetadata(id: string, key: string, value: unknown): Promise<unknown> {
+    this.ensureOpen();
+    return this.locks.run([id], async () => {
+      const entry = this.entry(id);
+      if (value === null) delete entry.metadata[key];
+      else entry.metadata[key] = value;
+      await this.db.save();
+      return value;
+    });
+  }
+
+  /** The command line a process runs (or would run next), credentials masked. */
+  commandLine(entry: ProcessEntry): string[] {
+    if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;
+    try {
+      return [this.deps.config.ffmpeg.binary, ...this.prepare(entry.config).args].map(maskCredentials);
+    } catch {
+      return [];
+    }
+  }
+
+  /** The global placeholder values (disk directory, memfs URL with credentials). */
+  placeholders(): PlaceholderValues {
+    return { diskfs: this.deps.filesystems.disk.root, memfs: this.memfsUrl };
+  }
+
+  // ---- internals ----
+
+  private async reload(entry: ProcessEntry): Promise<void> {
+    const order = entry.supervisor.order;
+    await entry.supervisor.dispose();
+    const fresh = this.newEntry(entry.config, entry);
+    fresh.report.adopt(entry.report);
+    fresh.supervisor.adoptCounts(entry.supervisor);
+    await this.attachVstats(fresh);
+    this.entries.set(entry.config.id, fresh);
+    this.rebuildPrefixes();
+    if (order === 'start') fresh.supervisor.start();
+  }
+
+  private readAndValidate(body: unknown): ProcessConfig {
+    const { config, problems } = readProcessConfig(body);
+    if (config === undefined) throw invalid(problems);
+    const semantic = validateProcessConfig(config, this.validationContext());
+    if (semantic.length > 0) throw invalid(semantic);
+    return config;
+  }
+
+  private validationContext() {
+    const disk = this.deps.filesystems.disk.root;
+    return {
+      placeholders: this.placeholders(),
+      diskRoots: [disk, this.deps.config.storage.disk.dir],
+      lookup: (other: string) => this.entries.get(other)?.config,
+    };
+  }
+
+  private newEntry(
+    config: ProcessConfig,
+    times: { createdAt: number; updatedAt: number; metadata: Record<string, unknown> },
+  ): ProcessEntry {
+    const report = new ProcessReport(
+      {
+        maxLines: this.deps.config.ffmpeg.log.max_lines,
+        maxHistory: this.deps.config.ffmpeg.log.max_history,
+      },
+      this.nowSeconds(),
+    );
+    const supervisor = new Supervisor(
+      {
+        binary: this.deps.config.ffmpeg.binary,
+        cwd: this.deps.filesystems.disk.root,
+        reconnect: config.reconnect,
+        reconnectDelayMs: config.reconnect_delay_seconds * 1000,
+        staleTimeoutMs: config.stale_timeout_seconds * 1000,
+        cpuLimitPercent: config.limits.cpu_usage,
+        memoryLimitBytes: config.limits.memory_mbytes * 1024 * 1024,
+        waitforMs: config.limits.waitfor_seconds * 1000,
+      },
+      (vstatsPath) => this.prepare(config, vstatsPath),
+      report,
+      this.supervisorDeps(),
+    );
+    return {
+      config,
+      createdAt: times.createdAt,
+      updatedAt: times.updatedAt,
+      metadata: times.metadata,
+      report,
+      supervisor,
+    };
+  }
+
+  private supervisorDeps(): SupervisorDeps {
+    return {
+      spawn: this.deps.spawn,
+      now: this.deps.now,
+      logger: this.deps.logger,
+      readUsage: (pid) => readProcessUsage(this.deps.procRoot, pid),
+      cpus: this.deps.cpus,
+      budget: OUTPUT_BUDGET,
+      onStateChange: (_from: ProcessState, to: ProcessState) => {
+        this.stateEntries[to]++;
+      },
+    };
+  }
+
+  /** The command line of the next run: placeholders resolved, references followed. */
+  private prepare(config: ProcessConfig, vstatsPath?: string): PreparedRun {
+    const resolved = resolveConfig(config, this.placeholders());
+    const disk = this.deps.filesystems.disk.root;
+    resolved.input = resolved.input.map((input) => {
+      const reference = parseOutputReference(input.address);
+      if (reference === undefined) return input;
+      const other = this.entries.get(reference.processId);
+      const output =
+        other === undefined
+          ? undefined
+          : resolveConfig(other.config, this.placeholders()).output.find(
+              (candidate) => candidate.id === reference.outputId,
+            );
+      if (output === undefined) throw new Error(`input "${input.id}": ${input.address} refers to nothing`);
+      return { ...input, address: absoluteOutputAddress(output.address, disk) };
+    });
+    const args = buildCommand(resolved, serverOptions(this.encoder, vstatsPath), disk);
+    return {
+      args,
+      labels: {
+        inputs: resolved.input.map((io) => ({ id: io.id, address: maskCredentials(io.address) })),
+        outputs: resolved.output.map((io) => ({ id: io.id, address: maskCredentials(io.address) })),
+      },
+    };
+  }
+
+  /** Opens the process's `-vstats` FIFO; without one it runs without per-frame statistics. */
+  private async attachVstats(entry: ProcessEntry): Promise<void> {
+    this.fifoDir ??= mkdtemp(join(tmpdir(), 'streamcore-vstats-')).catch((error: unknown) => {
+      this.deps.logger.warn(
+        { err: error },
+        'no directory for -vstats FIFOs; per-stream video statistics are off',
+      );
+      return undefined;
+    });
+    const dir = await this.fifoDir;
+    if (dir === undefined) return;
+    const channel = await VstatsChannel.open(join(dir, `${++this.fifoCount}.fifo`), {
+      maxLineLength: OUTPUT_BUDGET.maxLineLength,
+      bytesPerSecond: OUTPUT_BUDGET.bytesPerSecond,
+      onLine: (line) => entry.supervisor.onVstatsLine(line),
+    });
+    if (channel !== undefined) entry.supervisor.attachVstats(channel);
+  }
+
+  private rulesOf(entry: ProcessEntry): CompiledRule[] {
+    const resolved = resolveConfig(entry.config, this.placeholders());
+    return resolved.output.flatMap((output) =>
+      output.cleanup.map(compileRule).filter((rule): rule is CompiledRule => rule !== undefined),
+    );
+  }
+
+  private async purge(rules: CompiledRule[]): Promise<void> {
+    try {
+      await purgeFiles(rules, this.deps.filesystems);
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'purging process files failed');
+    }
+  }
+
+  private slotsFull(exceptId: string): boolean {
+    const max = this.deps.config.ffmpeg.max_processes;
+    if (max <= 0) return false;
+    let used = 0;
+    for (const [id, entry] of this.entries) if (id !== exceptId && entry.supervisor.occupiesSlot) used++;
+    return used >= max;
+  }
+
+  private tick(): void {
+    const now = this.deps.now();
+    for (const entry of this.entries.values()) {
+      entry.supervisor.tick(now).catch((error: unknown) => {
+        this.deps.logger.error({ err: error, process: entry.config.id }, 'process tick failed');
+      });
+    }
+    if (this.cleaning) return;
+    const rules = [...this.entries.values()].flatMap((entry) => this.rulesOf(entry));
+    if (rules.length === 0) return;
+    this.cleaning = true;
+    applyCleanup(rules, this.deps.filesystems, now)
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'cleanup rules failed'))
+      .finally(() => (this.cleaning = false));
+  }
+
+  private onMemWrite(path: string, bytes: number): void {
+    const match = this.prefixes.find(path);
+    if (match === undefined) return;
+    this.entries.get(match.processId)?.supervisor.addOutputBytes(match.output, bytes);
+  }
+
+  private rebuildPrefixes(): void {
+    const all: OutputPrefix[] = [];
+    for (const entry of this.entries.values()) {
+      const resolved = resolveConfig(entry.config, this.placeholders());
+      resolved.output.forEach((output, index) => {
+        for (const prefix of memfsPrefixes(output, this.memfsUrl))
+          all.push({ processId: entry.config.id, output: index, prefix });
+      });
+    }
+    this.prefixes.replace(all);
+  }
+
+  private async load(): Promise<void> {
+    const content = await loadDb(join(this.deps.config.db.dir, 'db.json'));
+    this.system = content.system;
+    const configs = new Map<string, ProcessConfig>();
+    for (const stored of content.processes) {
+      const { config, problems } = readProcessConfig(stored.body);
+      if (config === undefined) {
+        this.keep(stored.id, stored, problems);
+        continue;
+      }
+      configs.set(config.id, config);
+    }
+    for (const stored of content.processes) {
+      const config = configs.get(stored.id);
+      if (config === undefined) continue;
+      const problems = validateProcessConfig(config, {
+        ...this.validationContext(),
+        lookup: (other: string) => configs.get(other),
+      });
+      if (problems.length > 0) {
+        this.keep(stored.id, stored, problems);
+        continue;
+      }
+      const entry = this.newEntry(config, stored);
+      await this.attachVstats(entry);
+      if (stored.order === 'start') entry.supervisor.setOrder('start');
+      this.entries.set(config.id, entry);
+    }
+  }
+
+  /** A stored process that no longer validates is kept in the file as it was, but not run. */
+  private keep(
+    id: string,
+    stored: { body: Record<string, unknown>; metadata: Record<string, unknown> },
+    problems: string[],
+  ): void {
+    this.deps.logger.error(
+      { process: id, problems },
+      'stored process is invalid; kept in db.json but not loaded',
+    );
+    this.kept[id] = { process: { id, config: stored.body }, metadata: stored.metadata };
+  }
+
+  private renderDb(): string {
+    const records = [...this.entries.values()].map((entry) => ({
+      config: entry.config,
+      createdAt: entry.createdAt,
+      updatedAt: entry.updatedAt,
+      order: entry.supervisor.order,
+      metadata: entry.metadata,
+    }));
+    return serializeDb(records, this.system, this.kept);
+  }
+
+  private ensureOpen(): void {
+    if (this.closing) throw new ApiError('SERVICE_UNAVAILABLE', 'the server is shutting down');
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.deps.now() / 1000);
+  }
+}
+
+function invalid(problems: string[]): ApiError {
+  return new ApiError('BAD_REQUEST', problems, { message: 'Invalid process config' });
+}
+
+function maxProcessesError(max: number): ApiError {
+  return new ApiError(
+    'BAD_REQUEST',
+    `ffmpeg.max_processes: at most ${max} processes may run at the same time`,
+    {
+      message: 'Too many processes',
+    },
+  );
+}
+
+/** `{memfs}`: the memory filesystem over loopback, with the basic-auth credentials when enabled. */
+export function memfsUrl(baseUrl: string, config: Config): string {
+  const auth = config.storage.memory.auth;
+  if (!auth.enable) return `${baseUrl}/memfs`;
+  const credentials = `${encodeURIComponent(auth.username)}:${encodeURIComponent(auth.password)}`;
+  return baseUrl.replace('://', `://${credentials}@`) + '/memfs';
+}

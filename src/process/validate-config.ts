@@ -1,0 +1,90 @@
+import { isInside, outputFiles, parseOutputReference } from './address.js';
+import { resolveConfig, type PlaceholderValues } from './placeholders.js';
+import type { ProcessConfig, ProcessIO } from './process-config.js';
+
+export interface ValidationContext {
+  placeholders: PlaceholderValues;
+  /** Directories file outputs must stay inside (the configured disk dir and its real path). */
+  diskRoots: string[];
+  /** Another process's config by id, for input references; `undefined` when unknown. */
+  lookup(id: string): ProcessConfig | undefined;
+}
+
+const CLEANUP_PREFIX = /^(mem|memfs|disk|diskfs):/;
+
+/**
+ * The semantic checks of SPEC §7.1, each problem as `<field path>: <reason>`. Addresses are
+ * checked after placeholders are resolved, so `{diskfs}/../x` is caught like `/x`.
+ */
+export function validateProcessConfig(config: ProcessConfig, context: ValidationContext): string[] {
+  const problems: string[] = [];
+  if (config.type !== 'ffmpeg')
+    problems.push(`type: unsupported process type "${String(config.type)}", supported: ffmpeg`);
+  if (config.id === '') problems.push('id: must not be empty');
+  if (config.id.includes('/')) problems.push('id: must not contain "/"');
+  if (config.input.length === 0) problems.push('input: at least one input is required');
+  if (config.output.length === 0) problems.push('output: at least one output is required');
+  checkIds('input', config.input, problems);
+  checkIds('output', config.output, problems);
+  const resolved = resolveConfig(config, context.placeholders);
+  resolved.input.forEach((input, index) => checkInput(config, input, `input[${index}]`, context, problems));
+  resolved.output.forEach((output, index) => checkOutput(output, `output[${index}]`, context, problems));
+  return problems;
+}
+
+function checkIds(kind: 'input' | 'output', list: ProcessIO[], problems: string[]): void {
+  const seen = new Set<string>();
+  list.forEach((io, index) => {
+    if (seen.has(io.id)) problems.push(`${kind}[${index}].id: duplicate ${kind} id "${io.id}"`);
+    seen.add(io.id);
+  });
+}
+
+function checkInput(
+  config: ProcessConfig,
+  input: ProcessIO,
+  path: string,
+  context: ValidationContext,
+  problems: string[],
+): void {
+  if (input.address === '') {
+    problems.push(`${path}.address: must not be empty`);
+    return;
+  }
+  const reference = parseOutputReference(input.address);
+  if (reference === undefined) return;
+  if (reference.processId === config.id) {
+    problems.push(`${path}.address: a process cannot read its own output ("${input.address}")`);
+    return;
+  }
+  const other = context.lookup(reference.processId);
+  if (other === undefined) {
+    problems.push(
+      `${path}.address: unknown process "${reference.processId}" in reference "${input.address}"`,
+    );
+  } else if (!other.output.some((output) => output.id === reference.outputId)) {
+    problems.push(
+      `${path}.address: process "${reference.processId}" has no output "${reference.outputId}" (reference "${input.address}")`,
+    );
+  }
+}
+
+function checkOutput(output: ProcessIO, path: string, context: ValidationContext, problems: string[]): void {
+  if (output.address === '') {
+    problems.push(`${path}.address: must not be empty`);
+  } else {
+    const root = context.diskRoots[0] ?? context.placeholders.diskfs;
+    for (const file of outputFiles(output.address, root)) {
+      if (!context.diskRoots.some((dir) => isInside(file, dir))) {
+        problems.push(`${path}.address: the file ${file} is outside the disk storage directory ${root}`);
+      }
+    }
+  }
+  output.cleanup.forEach((rule, index) => {
+    if (!CLEANUP_PREFIX.test(rule.pattern)) {
+      problems.push(
+        `${path}.cleanup[${index}].pattern: must start with mem:, memfs:, disk: or diskfs: (got "${rule.pattern}")`,
+      );
+    }
+  });
+}

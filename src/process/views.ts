@@ -1,0 +1,39 @@
+import { toProcess, toReport, toState, type ProcessPart, type StateView } from './api-shapes.js';
+import type { ProcessEntry } from './process-entry.js';
+import type { ProcessService } from './service.js';
+
+/** `/state` of one process. */
+export function stateView(service: ProcessService, entry: ProcessEntry): StateView {
+  const now = service.now();
+  const supervisor = entry.supervisor;
+  const resources = supervisor.resources;
+  return toState({
+    order: supervisor.order,
+    state: supervisor.state,
+    stateSeconds: supervisor.stateSeconds(now),
+    reconnectSeconds: supervisor.reconnectSeconds(now),
+    lastLogLine: entry.report.lastLogLine,
+    progress: supervisor.progress(now),
+    memoryBytes: resources.rssBytes,
+    cpuPercent: resources.cpuPercent,
+    command: service.commandLine(entry),
+  });
+}
+
+/** `/report` of one process. */
+export function reportView(entry: ProcessEntry): ReturnType<typeof toReport> {
+  return toReport(entry.report.currentRun(), entry.report.earlierRuns());
+}
+
+/** The process object with the parts in `parts`. */
+export function processView(
+  service: ProcessService,
+  entry: ProcessEntry,
+  parts: ReadonlySet<ProcessPart>,
+): Record<string, unknown> {
+  return toProcess(entry, parts, {
+    state: () => stateView(service, entry),
+    report: () => reportView(entry),
+    metadata: () => entry.metadata,
+  });
+}
