@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { parseListenAddress, type Config } from './config/index.js';
@@ -8,6 +10,13 @@ import { createHostCollectors } from './monitor/collectors/index.js';
 import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createStorage } from './storage/index.js';
 import { createSessions } from './session/index.js';
+import {
+  createFfmpegCollector,
+  createRestreamCollector,
+  ProcessService,
+  registerProcessRoutes,
+  type SpawnFn,
+} from './process/index.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
 export interface AppDeps {
@@ -19,6 +28,8 @@ export interface AppDeps {
   /** Root of the cgroup v2 hierarchy the host collectors read (default `/sys/fs/cgroup`); fixtures in tests. */
   cgroupRoot?: string;
   fetch?: typeof fetch;
+  /** Starts encoder processes (default `child_process.spawn`). */
+  spawn?: SpawnFn;
 }
 
 export interface App {
@@ -50,6 +61,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // --- auth: login routes and identity ---
 
   // --- processes ---
+  const processes = await ProcessService.create({
+    config,
+    logger: deps.logger,
+    spawn: deps.spawn ?? spawn,
+    now,
+    procRoot: deps.procRoot ?? '/proc',
+    cpus: availableParallelism(),
+    filesystems: storage.filesystems,
+  });
+  collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
+  // After the server listens: {memfs} needs the base URL, and restored processes write into it.
+  lifecycle.onListen((baseUrl) => processes.start(baseUrl));
+  // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
+  lifecycle.onShutdown(() => processes.shutdown());
 
   // --- sessions ---
   const sessions = await createSessions(server, config, {
@@ -65,6 +90,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       // --- /api/v3 guard ---
       // --- /api/v3 routes ---
       registerMetricsApi(v3, monitor);
+      registerProcessRoutes(v3, processes);
       await storage.registerApi(v3);
       sessions.registerApi(v3);
     },

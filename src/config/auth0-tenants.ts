@@ -73,6 +73,28 @@ export function validateTenant(json: unknown): Auth0Tenant | string {
 
 function checkTenant(tenant: Auth0Tenant): Auth0Tenant | string {
   if (tenant.domain === '') return 'domain must not be empty';
+  if (!isHost(tenant.domain)) return `domain "${tenant.domain}" is not a host name (with an optional port)`;
   if (tenant.audience === '') return 'audience must not be empty';
+  if (tenant.jwks_url !== undefined && !isHttpUrl(tenant.jwks_url)) {
+    return `jwks_url "${tenant.jwks_url}" is not an http(s) URL`;
+  }
   return tenant;
+}
+
+/** `example.eu.auth0.com`, `idp.local:8443`, `[::1]:8080`: what may stand between `https://` and the path. */
+function isHost(domain: string): boolean {
+  try {
+    return new URL(`https://${domain}/`).host === domain.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
 }

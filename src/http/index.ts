@@ -1,3 +1,4 @@
 export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.js';
 export { createHttpServer } from './server.js';
 export { replyError, sendEnvelope } from './error-handler.js';
+export { JSON_CONTENT_TYPE } from './json-body.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from './errors.js';
 
 /** `application/json` in any case, with or without parameters (SPEC §1.1). */
-const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
+export const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
 
 /**
  * Replaces fastify's body parsers with one strict JSON parser: other content types get 415 from

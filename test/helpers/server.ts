@@ -1,7 +1,7 @@
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 
@@ -28,6 +28,8 @@ export interface StartOptions {
   procRoot?: string;
   /** Root of the cgroup v2 hierarchy the host collectors read (fixtures). */
   cgroupRoot?: string;
+  /** The server's logger (e.g. to read its lines); default: pino at TEST_LOG_LEVEL, silent. */
+  logger?: Logger;
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -48,7 +50,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   await mkdir(join(dir, 'data'), { recursive: true });
   await writeFile(configFile, JSON.stringify(fileConfig));
   const { config } = await loadConfig({ ...options.env, CORE_CONFIGFILE: configFile }, dir);
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = await buildApp(config, {
     logger,
     now: options.now,

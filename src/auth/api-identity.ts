@@ -1,0 +1,72 @@
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import type { AccessVerifier } from './access-verifier.js';
+
+/** The API family and the level clients check (SPEC §1.2); not a claim about the implementation. */
+const APP = 'datarhei-core';
+const MINIMAL_VERSION = '16.0.0';
+const FULL_VERSION = '16.16.0';
+
+export interface ApiIdentityOptions {
+  /** `name` and `id` of the configuration. */
+  name: string;
+  id: string;
+  /** The `auths` list (SPEC §1.2). */
+  auths: readonly string[];
+  /** Server start, milliseconds since the epoch. */
+  startedAtMs: number;
+  /** Wall clock, milliseconds. */
+  now: () => number;
+  /** This implementation's version (package.json). */
+  serverVersion: string;
+  /** Undefined when auth is disabled: everyone gets the full form. */
+  verifier: AccessVerifier | undefined;
+}
+
+/**
+ * `GET /api` and `GET /api/` (SPEC §1.2): the full form for a valid access token (or with auth
+ * disabled), the minimal form otherwise; always 200.
+ */
+export function registerApiIdentity(server: FastifyInstance, options: ApiIdentityOptions): void {
+  const minimal = JSON.stringify({ app: APP, auths: options.auths, version: { number: MINIMAL_VERSION } });
+  const createdAt = new Date(options.startedAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const version = {
+    number: FULL_VERSION,
+    repository_commit: '',
+    repository_branch: '',
+    build_date: '',
+    arch: `${process.platform}/${process.arch}`,
+    compiler: `node ${process.version}`,
+  };
+  const server_ = { name: 'streamcore', version: options.serverVersion };
+  const full = (): object => ({
+    app: APP,
+    auths: options.auths,
+    name: options.name,
+    id: options.id,
+    created_at: createdAt,
+    uptime_seconds: Math.max(0, Math.floor((options.now() - options.startedAtMs) / 1000)),
+    version,
+    server: server_,
+  });
+
+  const handler = async (request: { headers: { authorization?: string } }): Promise<object | string> => {
+    const { verifier } = options;
+    if (verifier === undefined || (await verifier.isValid(request.headers.authorization))) return full();
+    return minimal;
+  };
+  for (const url of ['/api', '/api/']) {
+    server.get(url, async (request, reply) => {
+      const body = await handler(request);
+      return reply.type('application/json; charset=utf-8').send(body);
+    });
+  }
+}
+
+/** The `version` of package.json, read once at start. */
+export async function readServerVersion(): Promise<string> {
+  // From src/auth/ and from dist/auth/ alike, the package root is two levels up.
+  const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
+  const version = (JSON.parse(text) as { version?: unknown }).version;
+  return typeof version === 'string' ? version : '0.0.0';
+}

@@ -1,0 +1,26 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Checks a username and password against the configured ones in constant time (SPEC §3.2). Both
+ * sides are hashed to equal-length digests first, so neither the content nor the length of the
+ * configured values leaks through timing, and both fields are always compared.
+ */
+export class PasswordCheck {
+  private readonly username: Buffer;
+  private readonly password: Buffer;
+
+  constructor(username: string, password: string) {
+    this.username = digest(username);
+    this.password = digest(password);
+  }
+
+  matches(username: string, password: string): boolean {
+    const usernameOk = timingSafeEqual(digest(username), this.username);
+    const passwordOk = timingSafeEqual(digest(password), this.password);
+    return usernameOk && passwordOk;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}

@@ -1,0 +1,163 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, JSON_CONTENT_TYPE } from '../http/index.js';
+import { bearerToken } from './bearer.js';
+import { withoutMappedPrefix } from './client-address.js';
+import type { FailureDelay } from './failure-delay.js';
+import type { PasswordCheck } from './credentials.js';
+import { invalidTokenError } from './guard.js';
+import { ProviderLoginError, type IdentityProviders } from './identity-provider.js';
+import { MalformedJsonBody, readLoginForm } from './login-body.js';
+import type { LoginThrottle } from './login-throttle.js';
+import type { OwnTokens, TokenPair } from './own-tokens.js';
+
+export interface LoginRoutesDeps {
+  tokens: OwnTokens;
+  passwords: PasswordCheck;
+  throttle: LoginThrottle;
+  /** Undefined when identity-provider login is off. */
+  providers: IdentityProviders | undefined;
+  /** The wait before a failed login is answered. */
+  failureDelay: FailureDelay;
+}
+
+/** Longest username written to a log line, characters. */
+const MAX_LOGGED_USERNAME = 128;
+
+/**
+ * `POST /api/login` (SPEC §3.2, §3.3) and `GET /api/login/refresh` (§3.4). They live in their own
+ * scope with a lenient JSON parser: a malformed body is not an error by itself here, because an
+ * identity-provider token in the header may still make the request usable.
+ */
+export async function registerLoginRoutes(server: FastifyInstance, deps: LoginRoutesDeps): Promise<void> {
+  await server.register((scope, _options, registered) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(text) as unknown);
+      } catch (error) {
+        done(null, new MalformedJsonBody((error as Error).message));
+      }
+    });
+    scope.post('/api/login', (request) => login(request, deps));
+    scope.get('/api/login/refresh', (request) => refresh(request, deps));
+    registered();
+  });
+}
+
+async function login(request: FastifyRequest, deps: LoginRoutesDeps): Promise<TokenPair> {
+  const form = readLoginForm(request.body);
+  if ('username' in form) return passwordLogin(request, form.username, form.password, deps);
+  const token = bearerToken(request.headers.authorization);
+  if (token !== undefined && deps.providers !== undefined) {
+    return providerLogin(request, token, deps.providers, deps);
+  }
+  const problems =
+    token === undefined ? form.problems : [...form.problems, 'identity-provider login is not enabled'];
+  throw new ApiError('BAD_REQUEST', ['Missing authorization credentials', ...problems]);
+}
+
+async function passwordLogin(
+  request: FastifyRequest,
+  username: string,
+  password: string,
+  deps: LoginRoutesDeps,
+): Promise<TokenPair> {
+  const address = request.ip;
+  refuseWhenThrottled(request, deps.throttle, address, username);
+  if (deps.passwords.matches(username, password)) {
+    deps.throttle.recordSuccess(address, username);
+    return deps.tokens.issuePair(username);
+  }
+  await failLogin(request, deps, { username, method: 'password', reason: 'wrong username or password' });
+  throw new ApiError('UNAUTHORIZED', 'Invalid authorization credentials: wrong username or password');
+}
+
+async function providerLogin(
+  request: FastifyRequest,
+  token: string,
+  providers: IdentityProviders,
+  deps: LoginRoutesDeps,
+): Promise<TokenPair> {
+  const address = request.ip;
+  refuseWhenThrottled(request, deps.throttle, address, undefined);
+  let subject: string;
+  try {
+    subject = await providers.verify(token);
+  } catch (error) {
+    if (!(error instanceof ProviderLoginError)) throw error;
+    if (error.kind === 'unavailable') {
+      request.log.warn({ address, reason: error.message }, `provider login impossible: ${error.message}`);
+      throw new ApiError('SERVICE_UNAVAILABLE', `identity provider unavailable: ${error.message}`, {
+        headers: { 'retry-after': String(Math.max(1, error.retryAfterSec)) },
+      });
+    }
+    await failLogin(request, deps, {
+      username: error.claimedSubject,
+      method: 'provider',
+      reason: error.message,
+    });
+    throw new ApiError('UNAUTHORIZED', `Invalid authorization credentials: ${error.message}`);
+  }
+  deps.throttle.recordSuccess(address, undefined);
+  return deps.tokens.issuePair(subject);
+}
+
+async function refresh(request: FastifyRequest, deps: LoginRoutesDeps): Promise<{ access_token: string }> {
+  const token = bearerToken(request.headers.authorization);
+  const verified = token === undefined ? undefined : await deps.tokens.verify(token, 'refresh');
+  if (verified === undefined) throw invalidTokenError();
+  return { access_token: await deps.tokens.issue(verified.subject, 'access') };
+}
+
+function refuseWhenThrottled(
+  request: FastifyRequest,
+  throttle: LoginThrottle,
+  address: string,
+  username: string | undefined,
+): void {
+  const waitSec = throttle.retryAfterSec(address, username);
+  if (waitSec <= 0) return;
+  request.log.warn(
+    { address: withoutMappedPrefix(address), username: loggedUsername(username), retryAfterSec: waitSec },
+    `login refused: too many failures: address=${withoutMappedPrefix(address)} user=${quoted(username)}`,
+  );
+  throw new ApiError('TOO_MANY_REQUESTS', `too many failed logins; retry in ${waitSec} s`, {
+    headers: { 'retry-after': String(waitSec) },
+  });
+}
+
+/**
+ * Counts a failed attempt, logs it in one line that names the address and the username (for a
+ * tool like fail2ban: `login failed: address=<HOST> user="<name>" ...`), then waits the failure
+ * delay. The wait is a timer, not a block: other requests are served meanwhile.
+ */
+async function failLogin(
+  request: FastifyRequest,
+  deps: LoginRoutesDeps,
+  attempt: { username: string | undefined; method: 'password' | 'provider'; reason: string },
+): Promise<void> {
+  const address = request.ip;
+  deps.throttle.recordFailure(address, attempt.method === 'password' ? attempt.username : undefined);
+  const shown = withoutMappedPrefix(address);
+  request.log.warn(
+    {
+      address: shown,
+      username: loggedUsername(attempt.username),
+      method: attempt.method,
+      reason: attempt.reason,
+    },
+    `login failed: address=${shown} user=${quoted(attempt.username)} method=${attempt.method} reason=${attempt.reason}`,
+  );
+  await deps.failureDelay.wait();
+}
+
+function loggedUsername(username: string | undefined): string | undefined {
+  return username === undefined ? undefined : username.slice(0, MAX_LOGGED_USERNAME);
+}
+
+/** JSON-quoted so that a crafted username cannot forge `address=` in the line; `-` when unknown. */
+function quoted(username: string | undefined): string {
+  return username === undefined ? '-' : JSON.stringify(username.slice(0, MAX_LOGGED_USERNAME));
+}

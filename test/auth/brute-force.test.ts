@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startServer, type TestServer } from '../helpers/server.js';
+import {
+  authConfig,
+  capturingLogger,
+  envelopeOf,
+  loginPair,
+  manualClock,
+  PASSWORD,
+  postLogin,
+  rawRequest,
+  USERNAME,
+} from './support.js';
+
+const WINDOW_SEC = 300;
+
+describe('brute-force protection of POST /api/login', () => {
+  let server: TestServer;
+  const clock = manualClock();
+  const log = capturingLogger();
+
+  before(async () => {
+    server = await startServer({
+      config: authConfig({ throttle: { max_failures: 5, window_sec: WINDOW_SEC, delay_ms: 20 } }),
+      now: clock.now,
+      logger: log.logger,
+    });
+  });
+  after(() => server.close());
+
+  it('answers the sixth failure within the window from one address with 429 and Retry-After', async () => {
+    const from = { localAddress: '127.0.0.2' };
+    for (let attempt = 1; attempt <= 5; attempt += 1) {
+      const answer = await postLogin(server.url, { username: `user${attempt}`, password: 'wrong' }, from);
+      assert.equal(answer.status, 401, `attempt ${attempt}`);
+    }
+    const sixth = await postLogin(server.url, { username: 'user6', password: 'wrong' }, from);
+    assert.equal(sixth.status, 429);
+    const retryAfter = Number(sixth.headers['retry-after']);
+    assert.ok(retryAfter > WINDOW_SEC - 30 && retryAfter <= WINDOW_SEC, `Retry-After ${retryAfter}`);
+    const envelope = envelopeOf(sixth);
+    assert.equal(envelope.message, 'Too Many Requests');
+
+    const right = await postLogin(server.url, { username: USERNAME, password: PASSWORD }, from);
+    assert.equal(right.status, 429, 'even right credentials wait while the address is blocked');
+
+    const other = await postLogin(
+      server.url,
+      { username: USERNAME, password: PASSWORD },
+      { localAddress: '127.0.0.3' },
+    );
+    assert.equal(other.status, 200, 'another address is unaffected');
+
+    clock.advance(WINDOW_SEC * 1000);
+    const later = await postLogin(server.url, { username: USERNAME, password: PASSWORD }, from);
+    assert.equal(later.status, 200, 'the window freed up');
+  });
+
+  it('blocks a username tried from many addresses', async () => {
+    for (let index = 0; index < 5; index += 1) {
+      const answer = await postLogin(
+        server.url,
+        { username: 'victim', password: `guess${index}` },
+        { localAddress: `127.0.1.${index + 1}` },
+      );
+      assert.equal(answer.status, 401);
+    }
+    const next = await postLogin(
+      server.url,
+      { username: 'victim', password: 'guess' },
+      { localAddress: '127.0.1.9' },
+    );
+    assert.equal(next.status, 429);
+    const otherUser = await postLogin(
+      server.url,
+      { username: 'other', password: 'x' },
+      { localAddress: '127.0.1.9' },
+    );
+    assert.equal(otherUser.status, 401, 'the address itself is not blocked');
+  });
+
+  it('resets the count on success', async () => {
+    const from = { localAddress: '127.0.2.1' };
+    for (let round = 0; round < 3; round += 1) {
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        const answer = await postLogin(server.url, { username: USERNAME, password: 'wrong' }, from);
+        assert.equal(answer.status, 401, `round ${round} attempt ${attempt}`);
+      }
+      const success = await postLogin(server.url, { username: USERNAME, password: PASSWORD }, from);
+      assert.equal(success.status, 200, `round ${round}`);
+    }
+  });
+
+  it('does not count requests without usable credentials', async () => {
+    const from = { localAddress: '127.0.3.1' };
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      const answer = await rawRequest(`${server.url}/api/login`, {
+        method: 'POST',
+        localAddress: from.localAddress,
+      });
+      assert.equal(answer.status, 400);
+    }
+    const success = await postLogin(server.url, { username: USERNAME, password: PASSWORD }, from);
+    assert.equal(success.status, 200);
+  });
+
+  it('logs one line per failure naming the address and the username', async () => {
+    const marker = `probe-${Date.now()}`;
+    await postLogin(server.url, { username: marker, password: 'wrong' }, { localAddress: '127.0.4.1' });
+    const lines = log.lines().filter((line) => String(line.msg).includes(marker));
+    assert.equal(lines.length, 1);
+    const line = lines[0] ?? {};
+    assert.equal(
+      line.msg,
+      `login failed: address=127.0.4.1 user="${marker}" method=password reason=wrong username or password`,
+    );
+    assert.equal(line.address, '127.0.4.1');
+    assert.equal(line.username, marker);
+    const secretLeak = log.lines().some((entry) => JSON.stringify(entry).includes(PASSWORD));
+    assert.equal(secretLeak, false, 'the password never appears in the log');
+  });
+
+  it('quotes usernames so a crafted one cannot forge the address in the line', async () => {
+    const crafted = 'x" address=10.9.9.9 user="y';
+    await postLogin(server.url, { username: crafted, password: 'wrong' }, { localAddress: '127.0.4.2' });
+    const line = log.lines().find((entry) => entry.username === crafted);
+    assert.ok(line !== undefined);
+    assert.match(
+      String(line.msg),
+      /^login failed: address=127\.0\.4\.2 user="x\\" address=10\.9\.9\.9 user=\\"y" /,
+    );
+  });
+});
+
+describe('the failure delay', () => {
+  let server: TestServer;
+  const DELAY_MS = 2000;
+  before(async () => {
+    server = await startServer({
+      config: authConfig({ throttle: { max_failures: 100, delay_ms: DELAY_MS } }),
+    });
+  });
+  after(() => server.close());
+
+  it('delays failed logins without blocking other requests', async () => {
+    const { access_token } = await loginPair(server.url);
+    const events: string[] = [];
+    const started = Date.now();
+    const failures = Array.from({ length: 8 }, (_, index) =>
+      postLogin(server.url, { username: USERNAME, password: `wrong${index}` }).then((answer) => {
+        events.push('failure');
+        return { answer, elapsed: Date.now() - started };
+      }),
+    );
+    // While the failures wait: a metrics query, a login and the identity call are answered.
+    const query = await rawRequest(`${server.url}/api/v3/metrics`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ metrics: [{ name: 'cpu_idle' }] }),
+    });
+    events.push('query');
+    const login = await postLogin(server.url, { username: USERNAME, password: PASSWORD });
+    events.push('login');
+    assert.ok(query.status < 500, `query answered ${query.status}`);
+    assert.equal(login.status, 200);
+    const results = await Promise.all(failures);
+    assert.deepEqual(events.slice(0, 2), ['query', 'login'], 'answered while the failures were pending');
+    for (const { answer, elapsed } of results) {
+      assert.equal(answer.status, 401);
+      assert.ok(elapsed >= DELAY_MS - 50, `failure answered after ${elapsed} ms`);
+    }
+  });
+
+  it('ends pending delays at shutdown', async () => {
+    const other = await startServer({ config: authConfig({ throttle: { delay_ms: 10_000 } }) });
+    const pending = postLogin(other.url, { username: USERNAME, password: 'wrong' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    await other.close();
+    const answer = await pending;
+    assert.equal(answer.status, 401);
+    assert.ok(Date.now() - started < 5000, 'shutdown did not wait out the delay');
+  });
+});
