@@ -35,6 +35,8 @@ export interface AppDeps {
 export interface App {
   readonly server: FastifyInstance;
   readonly config: Config;
+  /** The metrics store, scheduler and exposition (for tools and benchmarks; routes use it already). */
+  readonly monitor: Monitor;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -115,6 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   return {
     server,
     config,
+    monitor,
     async listen() {
       const address = parseListenAddress(config.address);
       if (address === undefined) throw new Error(`invalid address ${config.address}`);

@@ -80,6 +80,16 @@ export class Monitor {
     await this.scheduler?.collectIfOlderThan(this.intervalMs);
   }
 
+  /**
+   * Collects one snapshot now (single-flight with the periodic collection). For tools and
+   * benchmarks that fill the store faster than real time with an injected clock; a request never
+   * calls this (SPEC §4.3).
+   */
+  async collectNow(): Promise<void> {
+    this.start();
+    await this.scheduler?.collectNow();
+  }
+
   /** Counters of each collector (successes, failures, skipped ticks, last duration and error). */
   collectorStats(): CollectorStats[] {
     return this.scheduler?.stats() ?? [];
