@@ -21,6 +21,8 @@ export interface PlayerOptions {
   localAddress?: string;
   /** Segments to start behind the live edge, as players do (hls.js: 3). */
   liveSyncSegments?: number;
+  /** Told every body's size as it arrives (a live counter for benchmarks). */
+  onBytes?: (bytes: number) => void;
   signal: AbortSignal;
 }
 
@@ -41,10 +43,14 @@ export async function playHls(url: string, options: PlayerOptions): Promise<Play
     errors: 0,
     firstStatus: 0,
   };
+  const received = (bytes: number): void => {
+    report.bytes += bytes;
+    options.onBytes?.(bytes);
+  };
   try {
     const first = await get(agent, url);
     report.firstStatus = first.status;
-    report.bytes += first.body.length;
+    received(first.body.length);
     if (first.status !== 200) {
       report.errors++;
       return report;
@@ -66,7 +72,7 @@ export async function playHls(url: string, options: PlayerOptions): Promise<Play
     while (!options.signal.aborted) {
       if (text === '') {
         const response = await get(agent, mediaUrl);
-        report.bytes += response.body.length;
+        received(response.body.length);
         if (response.status !== 200) {
           report.errors++;
           await sleep(500, options.signal);
@@ -94,7 +100,7 @@ export async function playHls(url: string, options: PlayerOptions): Promise<Play
           continue;
         }
         report.segments++;
-        report.bytes += response.body.length;
+        received(response.body.length);
         const now = Date.now();
         if (playing) {
           bufferSec -= (now - last) / 1000;
@@ -163,14 +169,14 @@ function get(agent: Agent, url: string): Promise<{ status: number; body: Buffer 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -1,0 +1,230 @@
+/**
+ * 200 simulated HLS viewers on one stream (SPEC §8, §9): what the server costs and whether anyone
+ * stalls.
+ *
+ * Method: the server runs as a child process (`node --import tsx src/main.ts`) so its CPU time and
+ * RSS can be read from /proc/<pid>; one ffmpeg process, created over the API, writes a 320x240
+ * 25 fps HLS stream (2-second segments, ~500 kbit/s) into memfs with PUT. VIEWERS simulated
+ * players (test/session/hls-player.ts: master hand-off, playlist reload every target/2, each new
+ * segment once, keep-alive, a simulated buffer that counts stalls) join over JOIN_SEC from
+ * distinct loopback addresses (127.0.1.x, so every viewer is a counted session) and watch for
+ * DURATION_SEC after a WARMUP_SEC warm-up. Two rounds in the same run:
+ *   - baseline: `sessions.enable=false` (no session accounting at all),
+ *   - sessions: the default, every viewer an `hls` session, every request an `http` session.
+ * Figures: server CPU (percent of one core, from utime+stime over the window), RSS (median and
+ * max of 1-second samples), egress (viewer body bytes over the window) and the server's own
+ * `session_txbitrate{collector="hls"}`, stalls and errors summed over viewers.
+ *
+ * Run: node --import tsx bench/hls-viewers.ts   (takes about 3 minutes)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { playHls, type PlayerReport } from '../test/session/hls-player.js';
+
+const VIEWERS = Number(process.env.VIEWERS ?? 200);
+const JOIN_SEC = 5;
+const WARMUP_SEC = 10;
+const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+interface RoundResult {
+  name: string;
+  cpuPercent: number;
+  rssMedianMiB: number;
+  rssMaxMiB: number;
+  egressMbit: number;
+  serverTxMbit: number | undefined;
+  segments: number;
+  stalls: number;
+  stalledViewers: number;
+  errors: number;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+async function startServer(dir: string, sessions: boolean): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const configFile = join(dir, 'config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      address: `127.0.0.1:${port}`,
+      db: { dir: join(dir, 'db') },
+      storage: { disk: { dir: join(dir, 'data') } },
+      metrics: { enable: true, interval_sec: 2 },
+      sessions: { enable: sessions, ip_ignorelist: [], session_timeout_sec: 30 },
+    }),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (
+      await fetch(`${url}/ping`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { child, url };
+    if (Date.now() > deadline) throw new Error('server did not start');
+    await sleep(200);
+  }
+}
+
+async function startStream(url: string): Promise<void> {
+  const response = await fetch(`${url}/api/v3/process`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      id: 'bench',
+      input: [{ address: 'testsrc2=size=320x240:rate=25', options: ['-re', '-f', 'lavfi'] }],
+      output: [
+        {
+          address: '{memfs}/{processid}.m3u8',
+          options: [
+            ...[
+              '-codec:v',
+              'libx264',
+              '-preset',
+              'ultrafast',
+              '-g',
+              '50',
+              '-b:v',
+              '500k',
+              '-maxrate',
+              '500k',
+            ],
+            ...['-bufsize', '1000k', '-f', 'hls', '-hls_time', '2', '-hls_list_size', '6'],
+            ...['-hls_flags', 'delete_segments', '-method', 'PUT'],
+          ],
+        },
+      ],
+      options: ['-loglevel', 'error'],
+    }),
+  });
+  if (response.status !== 200) throw new Error(`process: ${response.status} ${await response.text()}`);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const files = (await (await fetch(`${url}/api/v3/fs/mem`)).json()) as unknown[];
+    if (files.length >= 5) return;
+    if (Date.now() > deadline) throw new Error('stream did not start');
+    await sleep(500);
+  }
+}
+
+/** utime + stime of a process, seconds. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function serverTxBitrate(url: string): Promise<number | undefined> {
+  const response = await fetch(`${url}/api/v3/metrics`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ metrics: [{ name: 'session_txbitrate', labels: { collector: '^hls$' } }] }),
+  });
+  const body = (await response.json()) as { metrics: { values: [number, number][] }[] };
+  const values = body.metrics[0]?.values;
+  return values?.[values.length - 1]?.[1];
+}
+
+async function runRound(name: string, sessions: boolean): Promise<RoundResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'streamcore-hls-bench-'));
+  const { child, url } = await startServer(dir, sessions);
+  const pid = child.pid as number;
+  const stop = new AbortController();
+  // Every viewer waits on this one signal.
+  setMaxListeners(VIEWERS * 2, stop.signal);
+  try {
+    await startStream(url);
+    const players: Promise<PlayerReport>[] = [];
+    let received = 0;
+    const onBytes = (bytes: number): void => {
+      received += bytes;
+    };
+    for (let i = 0; i < VIEWERS; i++) {
+      const localAddress = `127.0.1.${(i % 250) + 1}`;
+      players.push(playHls(`${url}/memfs/bench.m3u8`, { localAddress, onBytes, signal: stop.signal }));
+      await sleep((JOIN_SEC * 1000) / VIEWERS);
+    }
+    await sleep(WARMUP_SEC * 1000);
+    const bytesBefore = received;
+    const cpuBefore = await cpuSeconds(pid);
+    const started = Date.now();
+    const rss: number[] = [];
+    while (Date.now() - started < DURATION_SEC * 1000) {
+      rss.push(await rssMiB(pid));
+      await sleep(1000);
+    }
+    const elapsedSec = (Date.now() - started) / 1000;
+    const cpu = (await cpuSeconds(pid)) - cpuBefore;
+    const serverTx = sessions ? await serverTxBitrate(url) : undefined;
+    const bytesAfter = received;
+    stop.abort();
+    const reports = await Promise.all(players);
+    rss.sort((a, b) => a - b);
+    return {
+      name,
+      cpuPercent: (cpu / elapsedSec) * 100,
+      rssMedianMiB: rss[Math.floor(rss.length / 2)] ?? 0,
+      rssMaxMiB: rss[rss.length - 1] ?? 0,
+      egressMbit: ((bytesAfter - bytesBefore) * 8) / elapsedSec / 1_000_000,
+      serverTxMbit: serverTx === undefined ? undefined : serverTx / 1_000_000,
+      segments: reports.reduce((sum, r) => sum + r.segments, 0),
+      stalls: reports.reduce((sum, r) => sum + r.stalls, 0),
+      stalledViewers: reports.filter((r) => r.stalls > 0).length,
+      errors: reports.reduce((sum, r) => sum + r.errors, 0),
+    };
+  } finally {
+    stop.abort();
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function main(): Promise<void> {
+  const results: RoundResult[] = [];
+  results.push(await runRound('baseline (sessions.enable=false)', false));
+  results.push(await runRound('sessions (default)', true));
+  const base = results[0] as RoundResult;
+  const lines = [
+    `${VIEWERS} viewers, ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up, one ~500 kbit/s stream`,
+    '',
+    '| round | server CPU (% of a core) | RSS median / max (MiB) | egress (Mbit/s) | server session_txbitrate hls (Mbit/s) | segments | stalls (viewers) | errors | CPU vs baseline |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${r.name} | ${r.cpuPercent.toFixed(1)} | ${r.rssMedianMiB.toFixed(0)} / ${r.rssMaxMiB.toFixed(0)} | ${r.egressMbit.toFixed(1)} | ${r.serverTxMbit === undefined ? '–' : r.serverTxMbit.toFixed(1)} | ${r.segments} | ${r.stalls} (${r.stalledViewers}) | ${r.errors} | ${(r.cpuPercent / base.cpuPercent).toFixed(2)}× |`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+await main();
