@@ -1,5 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 
+/** Addresses whose answer is remembered; the cache starts over when full. */
+const CACHE_ENTRIES = 4096;
+
 /**
  * `sessions.ip_ignorelist` (SPEC §9): client addresses that are not counted. IPv4-mapped IPv6
  * addresses (`::ffff:127.0.0.1`) match IPv4 ranges. The CIDRs were validated by the config.
@@ -7,6 +10,7 @@ import { BlockList, isIP } from 'node:net';
 export class IpIgnoreList {
   private readonly list = new BlockList();
   private readonly empty: boolean;
+  private readonly cache = new Map<string, boolean>();
 
   constructor(cidrs: readonly string[]) {
     this.empty = cidrs.length === 0;
@@ -20,8 +24,14 @@ export class IpIgnoreList {
 
   ignores(address: string): boolean {
     if (this.empty) return false;
-    const family = isIP(address);
-    if (family === 0) return false;
-    return this.list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+    // A BlockList check costs microseconds and runs on every request: remember recent answers.
+    let answer = this.cache.get(address);
+    if (answer === undefined) {
+      const family = isIP(address);
+      answer = family !== 0 && this.list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+      if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
+      this.cache.set(address, answer);
+    }
+    return answer;
   }
 }
