@@ -38,7 +38,6 @@ export function registerApiIdentity(server: FastifyInstance, options: ApiIdentit
     arch: `${process.platform}/${process.arch}`,
     compiler: `node ${process.version}`,
   };
-  const server_ = { name: 'streamcore', version: options.serverVersion };
   const full = (): object => ({
     app: APP,
     auths: options.auths,
@@ -47,18 +46,14 @@ export function registerApiIdentity(server: FastifyInstance, options: ApiIdentit
     created_at: createdAt,
     uptime_seconds: Math.max(0, Math.floor((options.now() - options.startedAtMs) / 1000)),
     version,
-    server: server_,
+    server: { name: 'streamcore', version: options.serverVersion },
   });
 
-  const handler = async (request: { headers: { authorization?: string } }): Promise<object | string> => {
-    const { verifier } = options;
-    if (verifier === undefined || (await verifier.isValid(request.headers.authorization))) return full();
-    return minimal;
-  };
   for (const url of ['/api', '/api/']) {
     server.get(url, async (request, reply) => {
-      const body = await handler(request);
-      return reply.type('application/json; charset=utf-8').send(body);
+      const { verifier } = options;
+      const authorized = verifier === undefined || (await verifier.isValid(request.headers.authorization));
+      return reply.type('application/json; charset=utf-8').send(authorized ? full() : minimal);
     });
   }
 }

@@ -38,8 +38,8 @@ export function createGuard(verifier: AccessVerifier): Guard {
  * Applies `guard` to every request whose path is `prefix` or lies below it, whichever route it
  * matched: a route of the prefix's scope, a catch-all of another module (such as a filesystem
  * mounted at `/`), or none. So an anonymous client gets 401 for every path there and cannot tell
- * which ones exist (SPEC §3.5); with a valid token it gets the usual 404 or 405. Register at the
- * root before other modules' routes, so that it runs for all of them.
+ * which ones exist (SPEC §3.5); with a valid token it gets the usual 404 or 405. Register it as a
+ * root hook, so that it runs for the routes of every scope and for the not-found handler.
  */
 export function createPrefixGuard(guard: Guard, prefix: string): Guard {
   return function prefixGuard(request, reply, done) {
