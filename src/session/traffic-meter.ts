@@ -9,8 +9,10 @@ interface Metered {
   /** `socket.bytesWritten` when metering began: nothing of this response was written yet. */
   writtenAtStart: number;
   readAtStart: number;
-  /** Request body bytes the caller knows (already read before metering began). */
+  /** Request body bytes a caller knows (read before metering began); the largest report wins. */
   knownBodyBytes: number;
+  /** Metering began before the body was read: the socket's `bytesRead` delta counts it too. */
+  bodyFromSocket: boolean;
   sinks: ByteSink[];
 }
 
@@ -43,9 +45,9 @@ export class TrafficMeter {
           http.requestEnded();
           http.countRequest(remote, request.routeOptions.url ?? '', rx, tx);
         });
-        // The body of this request is still unread: take it from the socket counter instead.
+        // The body of this request is still unread: the socket counter will see it.
         const state = this.metered.get(request);
-        if (state !== undefined) state.knownBodyBytes = -1;
+        if (state !== undefined) state.bodyFromSocket = true;
       }
       done();
     });
@@ -58,7 +60,7 @@ export class TrafficMeter {
   attribute(request: FastifyRequest, reply: FastifyReply, bodyBytes: number, sink: ByteSink): void {
     const state = this.metered.get(request);
     if (state !== undefined) {
-      if (state.knownBodyBytes >= 0) state.knownBodyBytes = Math.max(state.knownBodyBytes, bodyBytes);
+      state.knownBodyBytes = Math.max(state.knownBodyBytes, bodyBytes);
       state.sinks.push(sink);
       return;
     }
@@ -67,6 +69,7 @@ export class TrafficMeter {
       writtenAtStart: socket.bytesWritten,
       readAtStart: socket.bytesRead,
       knownBodyBytes: bodyBytes,
+      bodyFromSocket: false,
       sinks: [sink],
     };
     this.metered.set(request, created);
@@ -77,8 +80,9 @@ export class TrafficMeter {
   private finish(request: FastifyRequest, state: Metered): void {
     const socket = request.raw.socket;
     const tx = Math.max(0, socket.bytesWritten - state.writtenAtStart);
-    const body =
-      state.knownBodyBytes >= 0 ? state.knownBodyBytes : Math.max(0, socket.bytesRead - state.readAtStart);
+    // Part of the body may have arrived with the head (before metering began): a known size wins.
+    const fromSocket = state.bodyFromSocket ? Math.max(0, socket.bytesRead - state.readAtStart) : 0;
+    const body = Math.max(state.knownBodyBytes, fromSocket);
     const rx = requestHeadBytes(request) + body;
     for (const sink of state.sinks) sink(rx, tx);
   }
