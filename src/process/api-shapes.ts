@@ -23,6 +23,8 @@ export interface StateView {
   memory_bytes: number;
   cpu_usage: number;
   command: string[];
+  /** Process id of the running child, 0 when none. */
+  pid: number;
 }
 
 /** `/state` of SPEC §7.2. */
@@ -36,6 +38,7 @@ export function toState(input: {
   memoryBytes: number;
   cpuPercent: number;
   command: string[];
+  pid: number | undefined;
 }): StateView {
   return {
     order: input.order,
@@ -47,6 +50,7 @@ export function toState(input: {
     memory_bytes: Math.round(input.memoryBytes),
     cpu_usage: round3(input.cpuPercent),
     command: input.command,
+    pid: input.pid ?? 0,
   };
 }
 

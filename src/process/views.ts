@@ -17,6 +17,7 @@ export function stateView(service: ProcessService, entry: ProcessEntry): StateVi
     memoryBytes: resources.rssBytes,
     cpuPercent: resources.cpuPercent,
     command: service.commandLine(entry),
+    pid: supervisor.state === 'running' || supervisor.state === 'finishing' ? supervisor.pid : undefined,
   });
 }
 

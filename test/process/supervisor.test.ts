@@ -1,0 +1,271 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startServer, type TestServer } from '../helpers/server.js';
+import {
+  FFMPEG_FIXTURES,
+  getReport,
+  getState,
+  isAlive,
+  lavfiProcess,
+  ok,
+  sleep,
+  waitFor,
+  waitForState,
+} from './support.js';
+
+describe('supervision with the real ffmpeg', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(() => server.close());
+
+  it('goes through the states on start, stop, restart and reload', async () => {
+    await ok(server, 'POST', '/process', lavfiProcess('states'));
+    let state = await getState(server, 'states');
+    assert.deepEqual([state.exec, state.order], ['finished', 'stop']);
+
+    await ok(server, 'PUT', '/process/states/command', { command: 'start' });
+    state = await waitForState(server, 'states', 'running', 15_000, 5);
+    assert.equal(state.order, 'start');
+    assert.ok(state.pid > 0 && isAlive(state.pid));
+    const firstPid = state.pid;
+    const later = await waitForState(server, 'states', 'running', 15_000, state.progress.frame + 5);
+    assert.ok(later.progress.frame > state.progress.frame, 'frames grow while it runs');
+
+    await ok(server, 'PUT', '/process/states/command', { command: 'stop' });
+    state = await getState(server, 'states');
+    assert.deepEqual(
+      [state.exec, state.order],
+      ['finished', 'stop'],
+      'SIGINT makes ffmpeg exit with 255: finished',
+    );
+    assert.equal(isAlive(firstPid), false);
+
+    await ok(server, 'PUT', '/process/states/command', { command: 'restart' });
+    state = await waitForState(server, 'states', 'running', 15_000, 1);
+    assert.equal(state.order, 'start');
+    const restartedPid = state.pid;
+    assert.notEqual(restartedPid, firstPid);
+
+    await ok(server, 'PUT', '/process/states/command', { command: 'restart' });
+    state = await waitForState(server, 'states', 'running', 15_000, 1);
+    assert.notEqual(state.pid, restartedPid, 'restart replaces a running child');
+
+    await ok(server, 'PUT', '/process/states/command', { command: 'reload' });
+    state = await waitForState(server, 'states', 'running', 15_000, 1);
+    assert.equal(state.order, 'start');
+
+    const report = await getReport(server, 'states');
+    assert.equal(report.history.length, 3, 'ffmpeg.log.max_history earlier runs are kept');
+    assert.ok(report.history.every((run) => run.prelude.some((line) => line.startsWith('Input #0, lavfi'))));
+    assert.ok(report.prelude.some((line) => line.includes('Stream mapping:')));
+    assert.ok(report.log.length > 0 && report.log.length <= 50);
+    assert.ok(report.log.every(([time]) => /^\d+$/.test(time)));
+    await ok(server, 'DELETE', '/process/states');
+  });
+
+  it('fails a process whose input does not exist and reconnects at the configured delay', async () => {
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('missing', {
+        input: [{ id: 'in', address: join(server.dir, 'does-not-exist.mp4') }],
+        reconnect: true,
+        reconnect_delay_seconds: 2,
+        autostart: true,
+      }),
+    );
+    const failed = await waitForState(server, 'missing', 'failed');
+    assert.ok(
+      failed.reconnect_seconds >= 0 && failed.reconnect_seconds <= 2,
+      `reconnect in ${failed.reconnect_seconds} s`,
+    );
+    assert.equal(failed.order, 'start');
+    const startedAt = Date.now();
+    const report = await waitFor(
+      async () => {
+        const current = await getReport(server, 'missing');
+        return current.history.length >= 2 ? current : undefined;
+      },
+      15_000,
+      'two reconnect attempts',
+    );
+    const elapsed = Date.now() - startedAt;
+    const runs = [...report.history.map((run) => run.created_at), report.created_at];
+    for (let i = 1; i < runs.length; i++) {
+      assert.ok(
+        (runs[i] as number) - (runs[i - 1] as number) >= 2,
+        `attempts ${runs.join(', ')} are 2 s apart`,
+      );
+    }
+    assert.ok(report.history.every((run) => run.exit_state === 'failed'));
+    assert.ok(
+      report.history.some((run) => run.log.some(([, line]) => line.includes('No such file or directory'))),
+    );
+    assert.ok(elapsed >= 2000, 'no busy loop');
+    await ok(server, 'PUT', '/process/missing/command', { command: 'stop' });
+    const stopped = await getState(server, 'missing');
+    assert.deepEqual([stopped.order, stopped.reconnect_seconds], ['stop', -1]);
+    await ok(server, 'DELETE', '/process/missing');
+  });
+
+  it('backs off at least a second in a crash loop with delay 0', async () => {
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('crashloop', {
+        input: [{ id: 'in', address: join(server.dir, 'nothing-here.mp4') }],
+        reconnect: true,
+        reconnect_delay_seconds: 0,
+        autostart: true,
+      }),
+    );
+    await sleep(3500);
+    const report = await getReport(server, 'crashloop');
+    await ok(server, 'DELETE', '/process/crashloop');
+    // 3.5 s allow at most 4 runs with a back-off of 1 s (a busy loop would make hundreds).
+    const runs = report.history.length + 1;
+    assert.ok(runs >= 2 && runs <= 4, `${runs} runs in 3.5 s`);
+  });
+
+  it('stops a stale process (input accepts and sends nothing) without changing its order', async () => {
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      await ok(
+        server,
+        'POST',
+        '/process',
+        lavfiProcess('stale', {
+          input: [{ id: 'in', address: `tcp://127.0.0.1:${port}`, options: ['-f', 'mpegts'] }],
+          stale_timeout_seconds: 2,
+          autostart: true,
+        }),
+      );
+      await waitForState(server, 'stale', 'running');
+      await waitFor(() => Promise.resolve(sockets.size > 0), 10_000, 'ffmpeg to connect');
+      const stopped = await waitFor(
+        async () => {
+          const state = await getState(server, 'stale');
+          return state.exec === 'running' || state.exec === 'finishing' ? undefined : state;
+        },
+        15_000,
+        'the stale timeout',
+      );
+      assert.equal(stopped.order, 'start');
+      const report = await getReport(server, 'stale');
+      const lines = [...report.log, ...report.history.flatMap((run) => run.log)].map(([, line]) => line);
+      assert.ok(
+        lines.some((line) => line.includes('no progress for 2 s')),
+        lines.join('\n'),
+      );
+      await ok(server, 'DELETE', '/process/stale');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('stops a process whose memory stays above its limit for waitfor_seconds', async () => {
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('memory', { limits: { memory_mbytes: 1, waitfor_seconds: 1 }, autostart: true }),
+    );
+    await waitForState(server, 'memory', 'running');
+    const stopped = await waitFor(
+      async () => {
+        const state = await getState(server, 'memory');
+        return state.exec === 'finished' || state.exec === 'killed' ? state : undefined;
+      },
+      15_000,
+      'the memory limit to stop the process',
+    );
+    assert.equal(stopped.order, 'start', 'the order is kept (reconnect would apply)');
+    const report = await getReport(server, 'memory');
+    const lines = [...report.log, ...report.history.flatMap((run) => run.log)].map(([, line]) => line);
+    assert.ok(
+      lines.some((line) => /memory \d+ bytes above the limit of 1048576 bytes/.test(line)),
+      lines.join('\n'),
+    );
+    await ok(server, 'DELETE', '/process/memory');
+  });
+});
+
+describe('a child that ignores SIGINT', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ config: { ffmpeg: { binary: join(FFMPEG_FIXTURES, 'ignore-sigint.sh') } } });
+  });
+  after(() => server.close());
+
+  it('gets SIGKILL 5 s after SIGINT and ends killed', async () => {
+    await ok(server, 'POST', '/process', lavfiProcess('stubborn', { autostart: true }));
+    const running = await waitForState(server, 'stubborn', 'running');
+    await waitFor(
+      async () => (await getReport(server, 'stubborn')).log.length > 0,
+      5000,
+      'the stand-in to start',
+    );
+    const started = Date.now();
+    await ok(server, 'PUT', '/process/stubborn/command', { command: 'stop' });
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 4900 && elapsed < 9000, `stop took ${elapsed} ms`);
+    const state = await getState(server, 'stubborn');
+    assert.deepEqual([state.exec, state.order], ['killed', 'stop']);
+    assert.equal(isAlive(running.pid), false);
+    const report = await getReport(server, 'stubborn');
+    assert.ok(report.log.some(([, line]) => line.includes('sending SIGKILL')));
+  });
+});
+
+describe('a binary that cannot be spawned', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ config: { ffmpeg: { binary: '/nonexistent/ffmpeg' } } });
+  });
+  after(() => server.close());
+
+  it('leaves the process failed with the reason in the log', async () => {
+    await ok(server, 'POST', '/process', lavfiProcess('nobinary', { autostart: true }));
+    const state = await waitForState(server, 'nobinary', 'failed');
+    assert.match(state.last_logline, /ENOENT/);
+  });
+});
+
+describe('isolation: one child flooding its output', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ config: { ffmpeg: { binary: join(FFMPEG_FIXTURES, 'flood.sh') } } });
+  });
+  after(() => server.close());
+
+  it('does not slow down the others or the server, and its lines are cut', async () => {
+    await ok(server, 'POST', '/process', lavfiProcess('flood', { options: ['flood'], autostart: true }));
+    await ok(server, 'POST', '/process', lavfiProcess('calm', { autostart: true }));
+    await waitForState(server, 'calm', 'running', 15_000, 1);
+    await sleep(4000);
+    const started = Date.now();
+    const ping = await fetch(`${server.url}/ping`);
+    assert.equal(ping.status, 200);
+    assert.ok(Date.now() - started < 1000, 'the server answers promptly');
+    const calm = await getState(server, 'calm');
+    assert.equal(calm.exec, 'running');
+    assert.ok(calm.progress.fps > 7 && calm.progress.fps < 13, `calm runs at ${calm.progress.fps} fps`);
+    const flood = await getReport(server, 'flood');
+    assert.ok(flood.log.length > 0);
+    assert.ok(
+      flood.log.every(([, line]) => line.length <= 8192 + 20),
+      'huge lines are cut',
+    );
+    assert.equal((await getState(server, 'flood')).exec, 'running');
+  });
+});
