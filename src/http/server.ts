@@ -1,9 +1,10 @@
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import { registerErrorHandler, replyError } from './error-handler.js';
+import { answerClientError } from './client-errors.js';
+import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { RouteTable } from './route-table.js';
@@ -20,13 +21,19 @@ export async function createHttpServer(config: Config, logger: Logger): Promise<
     // The cast keeps FastifyInstance at its default logger type, so plugins (typed for the default) accept it.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // One log line per request would drown the log of a busy server; errors are logged where handled.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.api.max_body_kbytes * 1024,
     trustProxy: config.api.trusted_proxies.length > 0 ? config.api.trusted_proxies : false,
     // Keep-alive connections must not hold a shutdown open.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
+    // A URL that cannot be decoded (e.g. `/api/v3/%zz`) is answered before routing: envelope it too.
+    frameworkErrors: (error, _request, reply) => {
+      void sendEnvelope(reply, { code: 400, message: 'Bad Request', details: [error.message] });
+    },
+    clientErrorHandler: answerClientError,
   });
   const routeTable = new RouteTable();
   routeTable.attach(server);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -42,5 +43,38 @@ describe('HTTP conventions', () => {
     });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('access-control-allow-origin'), '*');
+  });
+
+  it('answers an undecodable URL with the 400 envelope', async () => {
+    const response = await fetch(`${server.url}/api/v3/%zz`);
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { code: number; message: string; details: string[] };
+    assert.equal(body.code, 400);
+    assert.equal(body.details.length, 1);
+  });
+
+  it('answers oversized headers with a 431 envelope and keeps serving', async () => {
+    const port = Number(new URL(server.url).port);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`GET /ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(raw, /^HTTP\/1\.1 431 /);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { code: number; details: string[] };
+    assert.equal(body.code, 431);
+    assert.equal((await fetch(`${server.url}/ping`)).status, 200);
+  });
+
+  it('gzips JSON answers of at least 1 KiB for clients that accept gzip', async () => {
+    const response = await fetch(`${server.url}/api/v3/metrics`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-encoding'), 'gzip');
+    const catalog = (await response.json()) as unknown[];
+    assert.equal(catalog.length, 29);
   });
 });
