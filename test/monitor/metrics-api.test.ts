@@ -341,6 +341,31 @@ describe('metrics API with collection on (fixture /proc)', () => {
     );
   });
 
+  it('gzip-compresses answers of 1 KiB and more for clients that accept gzip', async () => {
+    const plain = await fetch(`${server.url}/api/v3/metrics`, { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(plain.headers.get('content-encoding'), null);
+    assert.equal(plain.headers.get('vary'), 'Accept-Encoding');
+    const catalog: unknown = await plain.json();
+    for (let i = 0; i < 2; i++) {
+      const gzipped = await fetch(`${server.url}/api/v3/metrics`, { headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(gzipped.headers.get('content-encoding'), 'gzip');
+      assert.deepEqual(await gzipped.json(), catalog);
+    }
+    const answer = await fetch(`${server.url}/api/v3/metrics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'br;q=1, gzip;q=0.5' },
+      body: JSON.stringify({ timerange_sec: 60, metrics: [] }),
+    });
+    assert.equal(answer.headers.get('content-encoding'), 'gzip');
+    assert.ok(((await answer.json()) as Answer).metrics.length > 5);
+    const small = await fetch(`${server.url}/api/v3/metrics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' },
+      body: JSON.stringify({ metrics: [{ name: 'cpu_ncpu' }] }),
+    });
+    assert.equal(small.headers.get('content-encoding'), null, 'below 1 KiB: not worth it');
+  });
+
   it('keeps the conventions for malformed JSON and other content types', async () => {
     const malformed = await post(server, undefined, { raw: '{"metrics": [' });
     assert.equal(malformed.status, 400);

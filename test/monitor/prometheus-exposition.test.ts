@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { MetricName } from '../../src/monitor/catalog.js';
+import { acceptsGzip } from '../../src/monitor/http/send-body.js';
 import {
   escapeHelpOpenMetrics,
   escapeHelpText,
@@ -182,6 +183,26 @@ describe('Prometheus escaping', () => {
   it('escapes help text: backslash and line feed in 0.0.4, also double quotes in OpenMetrics', () => {
     assert.equal(escapeHelpText('a\\b "q"\nc'), 'a\\\\b "q"\\nc');
     assert.equal(escapeHelpOpenMetrics('a\\b "q"\nc'), 'a\\\\b \\"q\\"\\nc');
+  });
+});
+
+describe('Accept-Encoding', () => {
+  it('accepts gzip when listed with a positive quality, or through *', () => {
+    assert.equal(acceptsGzip('gzip'), true);
+    assert.equal(acceptsGzip('gzip, deflate, br'), true);
+    assert.equal(acceptsGzip('br;q=1.0, GZIP;q=0.5'), true);
+    assert.equal(acceptsGzip('*'), true);
+    assert.equal(acceptsGzip('x-gzip'), true);
+  });
+
+  it('refuses gzip when absent or with quality 0', () => {
+    assert.equal(acceptsGzip(undefined), false);
+    assert.equal(acceptsGzip(''), false);
+    assert.equal(acceptsGzip('identity'), false);
+    assert.equal(acceptsGzip('br, deflate'), false);
+    assert.equal(acceptsGzip('gzip;q=0'), false);
+    assert.equal(acceptsGzip('*, gzip;q=0'), false);
+    assert.equal(acceptsGzip('*;q=0'), false);
   });
 });
 

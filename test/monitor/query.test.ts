@@ -32,7 +32,7 @@ function fixtureStore(): MetricStore {
 }
 
 function ask(service: MetricsQueryService, body: unknown): Answer {
-  return JSON.parse(service.answer(body)) as Answer;
+  return JSON.parse(service.answer(body).bytes.toString()) as Answer;
 }
 
 function valuesOf(answer: Answer, name: string, label?: string): [number, number][] | undefined {
@@ -144,17 +144,19 @@ describe('metrics query evaluation', () => {
     const cached = new MetricsQueryService(store, { rangeSec: 20, intervalSec: 2 }, LIMITS);
     const body = { metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }] };
     const first = cached.answer(body);
-    assert.equal(cached.answer(structuredClone(body)), first);
+    assert.equal(cached.answer(structuredClone(body)), first, 'the same cached answer');
     const batch = new SampleBatch();
     batch.add(store.intern(METRIC_INDEX.get('net_rx')!, ['lo']), 6);
     store.commit(110_000, batch);
-    assert.deepEqual(valuesOf(JSON.parse(cached.answer(body)) as Answer, 'net_rx', 'lo'), [[110, 6]]);
+    assert.deepEqual(valuesOf(JSON.parse(cached.answer(body).bytes.toString()) as Answer, 'net_rx', 'lo'), [
+      [110, 6],
+    ]);
   });
 
   it('answers an empty list before the first snapshot', () => {
     const empty = new MetricsQueryService(new MetricStore(5), { rangeSec: 10, intervalSec: 2 }, LIMITS);
     assert.equal(
-      empty.answer({ metrics: [{ name: 'cpu_idle' }] }),
+      empty.answer({ metrics: [{ name: 'cpu_idle' }] }).bytes.toString(),
       '{"timerange_sec":10,"interval_sec":2,"metrics":[]}',
     );
   });
@@ -162,7 +164,7 @@ describe('metrics query evaluation', () => {
   it('answers the fixed disabled form without a store, after validating', () => {
     const disabled = new MetricsQueryService(undefined, { rangeSec: 300, intervalSec: 2 }, LIMITS);
     assert.equal(
-      disabled.answer({ metrics: [{ name: 'cpu_idle' }] }),
+      disabled.answer({ metrics: [{ name: 'cpu_idle' }] }).bytes.toString(),
       '{"timerange_sec":0,"interval_sec":0,"metrics":[]}',
     );
     assert.throws(() => disabled.answer({ timerange_sec: -1 }), QueryError);

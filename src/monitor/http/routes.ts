@@ -1,34 +1,38 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/index.js';
 import { ApiError } from '../../http/index.js';
+import { EncodedBody } from '../encoded-body.js';
 import type { Monitor } from '../monitor.js';
 import { EXPOSITION_CONTENT_TYPES, negotiateFormat, ScrapeCredential } from '../prometheus/index.js';
 import { QueryError } from '../query/index.js';
+import { sendBody } from './send-body.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** These routes encode their cached answers themselves (see send-body.ts). */
+const ROUTE_OPTIONS = { compress: false } as const;
 
 /**
  * `GET /api/v3/metrics` (catalog) and `POST /api/v3/metrics` (query), also with a trailing slash
  * (SPEC §5). Register inside the `/api/v3` scope, after its guard.
  */
 export function registerMetricsApi(v3: FastifyInstance, monitor: Monitor): void {
-  // The catalog never changes: one buffer, sent as is.
-  const catalogBody = Buffer.from(monitor.catalogJson, 'utf8');
-  const catalog = (_request: FastifyRequest, reply: FastifyReply): FastifyReply =>
-    reply.header('content-type', JSON_TYPE).send(catalogBody);
-  const query = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    let answer: string;
+  // The catalog never changes: one body, encoded once.
+  const catalogBody = new EncodedBody(monitor.catalogJson);
+  const catalog = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
+    sendBody(request, reply, JSON_TYPE, catalogBody);
+  const query = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
+    let answer: EncodedBody;
     try {
       answer = monitor.query.answer(request.body);
     } catch (error) {
       if (error instanceof QueryError) throw new ApiError('BAD_REQUEST', error.details);
       throw error;
     }
-    return reply.header('content-type', JSON_TYPE).send(answer);
+    return sendBody(request, reply, JSON_TYPE, answer);
   };
   for (const path of ['/metrics', '/metrics/']) {
-    v3.get(path, catalog);
-    v3.post(path, query);
+    v3.get(path, ROUTE_OPTIONS, catalog);
+    v3.post(path, ROUTE_OPTIONS, query);
   }
 }
 
@@ -40,7 +44,12 @@ export function registerMetricsApi(v3: FastifyInstance, monitor: Monitor): void 
 export function registerPrometheusEndpoint(server: FastifyInstance, monitor: Monitor, config: Config): void {
   const enabled = config.metrics.enable_prometheus;
   const credential = new ScrapeCredential(config.metrics.prometheus);
-  server.get('/metrics', async (request, reply) => {
+  const send = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
+    const format = negotiateFormat(request.headers.accept);
+    void reply.header('vary', 'Accept, Accept-Encoding');
+    return sendBody(request, reply, EXPOSITION_CONTENT_TYPES[format], monitor.exposition.body(format));
+  };
+  server.get('/metrics', ROUTE_OPTIONS, (request, reply) => {
     if (!enabled) {
       throw new ApiError(
         'NOT_FOUND',
@@ -52,11 +61,8 @@ export function registerPrometheusEndpoint(server: FastifyInstance, monitor: Mon
         headers: { 'www-authenticate': credential.challenge() },
       });
     }
-    await monitor.prepareScrape();
-    const format = negotiateFormat(request.headers.accept);
-    return reply
-      .header('content-type', EXPOSITION_CONTENT_TYPES[format])
-      .header('vary', 'Accept')
-      .send(monitor.exposition.render(format));
+    // With periodic collection the store already holds the latest snapshot: no waiting at all.
+    if (monitor.enabled) return send(request, reply);
+    return monitor.prepareScrape().then(() => send(request, reply));
   });
 }

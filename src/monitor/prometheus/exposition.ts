@@ -1,3 +1,4 @@
+import { EncodedBody } from '../encoded-body.js';
 import type { MetricStore } from '../store.js';
 import { escapeHelpOpenMetrics, escapeHelpText, escapeLabelValue, formatSampleValue } from './escape.js';
 import { prometheusFamilies, type PrometheusFamily } from './families.js';
@@ -20,7 +21,7 @@ export class PrometheusExposition {
   private readonly store: MetricStore;
   private readonly core: string;
   private readonly families: readonly PrometheusFamily[] = prometheusFamilies();
-  private readonly cache = new Map<ExpositionFormat, { seq: number; text: string }>();
+  private readonly cache = new Map<ExpositionFormat, { seq: number; body: EncodedBody }>();
 
   /** `coreId` is the config `id`, sent as the `core` label of every sample. */
   constructor(store: MetricStore, coreId: string) {
@@ -28,13 +29,19 @@ export class PrometheusExposition {
     this.core = escapeLabelValue(coreId);
   }
 
+  /** The exposition as text (tests, tools). */
   render(format: ExpositionFormat): string {
+    return this.body(format).bytes.toString('utf8');
+  }
+
+  /** The exposition as bytes, with its gzip encoding made on demand; cached per snapshot. */
+  body(format: ExpositionFormat): EncodedBody {
     const seq = this.store.newestSeq;
     const cached = this.cache.get(format);
-    if (cached !== undefined && cached.seq === seq) return cached.text;
-    const text = this.renderNow(format);
-    this.cache.set(format, { seq, text });
-    return text;
+    if (cached !== undefined && cached.seq === seq) return cached.body;
+    const body = new EncodedBody(this.renderNow(format));
+    this.cache.set(format, { seq, body });
+    return body;
   }
 
   private renderNow(format: ExpositionFormat): string {

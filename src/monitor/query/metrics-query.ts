@@ -1,12 +1,13 @@
+import { EncodedBody } from '../encoded-body.js';
 import type { MetricStore } from '../store.js';
 import { evaluateQuery, type Retention } from './evaluate.js';
 import { parseMetricsQuery, type QueryLimits } from './parse.js';
 import { PatternCache } from './pattern-cache.js';
 import { compileSelection, SeriesSelection } from './select.js';
 
-/** Answers kept per snapshot, and the largest answer worth keeping (characters). */
+/** Answers kept per snapshot, and the largest answer worth keeping (bytes). */
 const MAX_CACHED_ANSWERS = 256;
-const MAX_CACHED_ANSWER_LENGTH = 1 << 20;
+const MAX_CACHED_ANSWER_LENGTH = 4 << 20;
 
 /** The answer while collection is disabled (SPEC §5.2). */
 export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]}';
@@ -22,7 +23,8 @@ export class MetricsQueryService {
   private readonly retention: Retention;
   private readonly limits: QueryLimits;
   private readonly patterns = new PatternCache();
-  private readonly answers = new Map<string, string>();
+  private readonly answers = new Map<string, EncodedBody>();
+  private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
   private answersSeq = -1;
 
   /** `store` undefined: collection is disabled. */
@@ -33,10 +35,10 @@ export class MetricsQueryService {
   }
 
   /** The JSON answer for a request body; throws `QueryError` (→ 400) for an invalid query. */
-  answer(body: unknown): string {
+  answer(body: unknown): EncodedBody {
     const query = parseMetricsQuery(body, this.limits, this.patterns);
     const store = this.store;
-    if (store === undefined) return DISABLED_ANSWER;
+    if (store === undefined) return this.disabledAnswer;
     if (this.answersSeq !== store.newestSeq) {
       this.answers.clear();
       this.answersSeq = store.newestSeq;
@@ -47,8 +49,8 @@ export class MetricsQueryService {
       query.timerangeSec !== undefined && query.items.length === 0
         ? SeriesSelection.all()
         : compileSelection(query.items, this.patterns);
-    const answer = evaluateQuery(store, this.retention, query, selection);
-    if (answer.length <= MAX_CACHED_ANSWER_LENGTH && this.answers.size < MAX_CACHED_ANSWERS) {
+    const answer = new EncodedBody(evaluateQuery(store, this.retention, query, selection));
+    if (answer.bytes.length <= MAX_CACHED_ANSWER_LENGTH && this.answers.size < MAX_CACHED_ANSWERS) {
       this.answers.set(query.key, answer);
     }
     return answer;

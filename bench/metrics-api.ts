@@ -1,0 +1,249 @@
+/**
+ * Throughput of the metrics API against a bare `node:http` server (SPEC §5, §6; STYLE §12–13).
+ *
+ * Method: the server under test and the baseline run in two child processes; autocannon runs in
+ * this one. The streamcore server runs as users run it: auth enabled (one login, then the bearer
+ * token on every API call), collection every 2 s over 300 s, Prometheus on. Its store is filled
+ * with 150 real snapshots first (the collectors run 150 times on a clock advanced by 2 s each), so
+ * the 300 s / 2 s time series has all its points. The baseline answers each path with a
+ * precomputed body of the same bytes as streamcore's answer (same content type). Per endpoint:
+ * 2 s warm-up on both servers, then ROUNDS rounds of DURATION s alternating streamcore and
+ * baseline; the table shows medians of requests/s and of p99 latency, and the ratio.
+ *
+ * Run: node --import tsx bench/metrics-api.ts
+ */
+import autocannon, { type Options as AutocannonOptions } from 'autocannon';
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import { CATALOG } from '../src/monitor/catalog.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
+const WARMUP_SEC = 2;
+/** Knobs for exploring where time goes: `BENCH_ONLY=0,1` measures only those endpoints; `BENCH_AUTH=0`, `BENCH_SESSIONS=0` turn modules off. */
+const ONLY = process.env.BENCH_ONLY?.split(',').map(Number);
+const CONNECTIONS = 10;
+const USERNAME = 'admin';
+const PASSWORD = 'bench-password';
+
+interface Endpoint {
+  label: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  /** Sends the access token. */
+  authorized: boolean;
+  target?: string;
+}
+
+const allMetrics = CATALOG.map(({ name }) => ({ name }));
+const ENDPOINTS: Endpoint[] = [
+  {
+    label: 'GET /api/v3/metrics (catalog)',
+    method: 'GET',
+    path: '/api/v3/metrics',
+    authorized: true,
+    target: '≥ 0.8×',
+  },
+  {
+    label: 'POST /api/v3/metrics latest, 29 metrics',
+    method: 'POST',
+    path: '/api/v3/metrics',
+    body: JSON.stringify({ metrics: allMetrics }),
+    authorized: true,
+    target: '≥ 0.5×',
+  },
+  {
+    label: 'POST /api/v3/metrics 300 s / 2 s, 29 metrics',
+    method: 'POST',
+    path: '/api/v3/metrics',
+    body: JSON.stringify({ timerange_sec: 300, interval_sec: 2, metrics: allMetrics }),
+    authorized: true,
+  },
+  { label: 'GET /metrics (Prometheus text)', method: 'GET', path: '/metrics', authorized: false },
+  {
+    label: 'POST /api/login',
+    method: 'POST',
+    path: '/api/login',
+    body: JSON.stringify({ username: USERNAME, password: PASSWORD }),
+    authorized: false,
+  },
+];
+
+// ---- child processes -------------------------------------------------------------------------
+
+type ChildMessage = { ready: string; token?: string; note?: string };
+
+if (process.argv[2] === '--streamcore') await runStreamcore();
+else if (process.argv[2] === '--baseline') await runBaseline();
+else await main();
+
+/** Child: the real server, auth on, store filled with 150 snapshots. */
+async function runStreamcore(): Promise<void> {
+  const { startServer } = await import('../test/helpers/server.js');
+  let offsetMs = 0;
+  const server = await startServer({
+    now: () => Date.now() + offsetMs,
+    config: {
+      api: { auth: { enable: process.env.BENCH_AUTH !== '0', username: USERNAME, password: PASSWORD } },
+      sessions: { enable: process.env.BENCH_SESSIONS !== '0' },
+      metrics: { enable: true, enable_prometheus: true, interval_sec: 2, range_sec: 300 },
+    },
+  });
+  for (let i = 0; i < 150; i++) {
+    offsetMs += 2000;
+    await server.app.monitor.collectNow();
+  }
+  const login = await fetch(`${server.url}/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: USERNAME, password: PASSWORD }),
+  });
+  const message: ChildMessage = { ready: server.url };
+  if (login.status === 200) message.token = ((await login.json()) as { access_token: string }).access_token;
+  else message.note = `POST /api/login answered ${login.status}: API measured without a token`;
+  process.send?.(message);
+  process.on('disconnect', () => void server.close().then(() => process.exit(0)));
+}
+
+/** Child: a bare node:http server answering each path with a precomputed body. */
+async function runBaseline(): Promise<void> {
+  const bodies = new Map<string, { type: string; body: Buffer }>();
+  process.on('message', (message: { key: string; type: string; body: string }) => {
+    bodies.set(message.key, { type: message.type, body: Buffer.from(message.body, 'base64') });
+    process.send?.({ stored: message.key });
+  });
+  const server = createServer((request, response) => {
+    const key = `${request.method} ${request.url} ${String(request.headers['x-bench-key'] ?? '')}`;
+    const answer = bodies.get(key);
+    // Read the request body like a real server would, then answer.
+    request.resume();
+    request.on('end', () => {
+      if (answer === undefined) {
+        response.writeHead(404).end();
+        return;
+      }
+      response.writeHead(200, { 'content-type': answer.type, 'content-length': answer.body.length });
+      response.end(answer.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  process.send?.({
+    ready: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`,
+  });
+  process.on('disconnect', () => server.close(() => process.exit(0)));
+}
+
+// ---- measurement -----------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const streamcore = fork(import.meta.filename, ['--streamcore'], { execArgv: ['--import', 'tsx'] });
+  const baseline = fork(import.meta.filename, ['--baseline'], { execArgv: ['--import', 'tsx'] });
+  try {
+    const ours = await nextMessage<ChildMessage>(streamcore);
+    const bare = await nextMessage<ChildMessage>(baseline);
+    const notes: string[] = [];
+    if (ours.note !== undefined) notes.push(ours.note);
+    const rows: string[] = [];
+    for (const [index, endpoint] of ENDPOINTS.entries()) {
+      if (ONLY !== undefined && !ONLY.includes(index)) continue;
+      const headers: Record<string, string> = {};
+      if (endpoint.body !== undefined) headers['content-type'] = 'application/json';
+      if (endpoint.authorized && ours.token !== undefined) headers.authorization = `Bearer ${ours.token}`;
+      const sample = await fetch(`${ours.ready}${endpoint.path}`, {
+        method: endpoint.method,
+        headers,
+        body: endpoint.body,
+      });
+      const body = Buffer.from(await sample.arrayBuffer());
+      if (sample.status !== 200) {
+        notes.push(`${endpoint.label}: answered ${sample.status}, not measured`);
+        continue;
+      }
+      const key = String(index);
+      baseline.send({
+        key: `${endpoint.method} ${endpoint.path} ${key}`,
+        type: sample.headers.get('content-type'),
+        body: body.toString('base64'),
+      });
+      await nextMessage(baseline);
+      const oursOptions = {
+        url: `${ours.ready}${endpoint.path}`,
+        method: endpoint.method,
+        headers,
+        body: endpoint.body,
+      };
+      const bareOptions = {
+        ...oursOptions,
+        url: `${bare.ready}${endpoint.path}`,
+        headers: { ...headers, 'x-bench-key': key },
+      };
+      await run(oursOptions, WARMUP_SEC);
+      await run(bareOptions, WARMUP_SEC);
+      const oursRounds: Round[] = [];
+      const bareRounds: Round[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        oursRounds.push(await run(oursOptions, DURATION_SEC));
+        bareRounds.push(await run(bareOptions, DURATION_SEC));
+      }
+      const oursRps = median(oursRounds.map((r) => r.rps));
+      const bareRps = median(bareRounds.map((r) => r.rps));
+      rows.push(
+        `| ${endpoint.label} | ${body.length} | ${Math.round(oursRps)} | ${median(oursRounds.map((r) => r.p99))} | ` +
+          `${Math.round(bareRps)} | ${median(bareRounds.map((r) => r.p99))} | ${(oursRps / bareRps).toFixed(2)}× | ${endpoint.target ?? ''} |`,
+      );
+      const failed = oursRounds.reduce((sum, r) => sum + r.failed, 0);
+      if (failed > 0) notes.push(`${endpoint.label}: ${failed} non-2xx answers or errors`);
+    }
+    console.log(
+      `Metrics API vs bare node:http, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up, medians (node ${process.version})\n`,
+    );
+    console.log(
+      '| endpoint | body bytes | streamcore req/s | p99 ms | baseline req/s | p99 ms | ratio | target |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+    for (const row of rows) console.log(row);
+    if (notes.length > 0) console.log(`\n${notes.map((note) => `- ${note}`).join('\n')}`);
+  } finally {
+    streamcore.disconnect();
+    baseline.disconnect();
+  }
+}
+
+interface Round {
+  rps: number;
+  p99: number;
+  failed: number;
+}
+
+async function run(options: AutocannonOptions, durationSec: number): Promise<Round> {
+  const result = await autocannon({
+    ...options,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: durationSec,
+  });
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    failed: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+function nextMessage<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null): void => reject(new Error(`benchmark child exited with ${code}`));
+    child.once('exit', onExit);
+    child.once('message', (message) => {
+      child.off('exit', onExit);
+      resolve(message as T);
+    });
+  });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}

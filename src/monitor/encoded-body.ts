@@ -1,0 +1,22 @@
+import { gzip } from 'node:zlib';
+
+/**
+ * An answer body that is sent many times: its bytes, and its gzip encoding made once on first
+ * demand (answers change at most once per collection tick, so each is compressed at most once).
+ */
+export class EncodedBody {
+  readonly bytes: Buffer;
+  private gzipped: Promise<Buffer> | undefined;
+
+  constructor(text: string | Buffer) {
+    this.bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  }
+
+  /** The gzip encoding (compressed off the event loop, then kept). */
+  gzip(): Promise<Buffer> {
+    this.gzipped ??= new Promise((resolve, reject) => {
+      gzip(this.bytes, (error, result) => (error === null ? resolve(result) : reject(error)));
+    });
+    return this.gzipped;
+  }
+}
