@@ -91,7 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     async (v3) => {
       // --- /api/v3 guard ---
       // --- /api/v3 routes ---
-      registerMetricsApi(v3, monitor);
+      await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024);
       registerProcessRoutes(v3, processes);
       await storage.registerApi(v3);
       sessions.registerApi(v3);

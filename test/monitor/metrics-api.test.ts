@@ -366,6 +366,29 @@ describe('metrics API with collection on (fixture /proc)', () => {
     assert.equal(small.headers.get('content-encoding'), null, 'below 1 KiB: not worth it');
   });
 
+  it('answers a repeated identical body alike, and never remembers an invalid one', async () => {
+    const text = '{"metrics":[{"name":"net_rx","labels":{"interface":"^eth"}}]}';
+    const first = await post(server, undefined, { raw: text });
+    const second = await post(server, undefined, { raw: text });
+    assert.deepEqual(interfaces((await second.json()) as Answer), interfaces((await first.json()) as Answer));
+    for (let i = 0; i < 2; i++) {
+      assert.equal(
+        (await post(server, undefined, { raw: '{"metrics":[{"name":"net_rx","labels":{"interface":"("}}]}' }))
+          .status,
+        400,
+      );
+      assert.equal((await post(server, undefined, { raw: '{"metrics":' })).status, 400);
+    }
+  });
+
+  it('bounds the body size (413)', async () => {
+    const response = await post(server, undefined, {
+      raw: JSON.stringify({ metrics: [{ name: 'x'.repeat(70_000) }] }),
+    });
+    assert.equal(response.status, 413);
+    assert.equal(((await response.json()) as Envelope).code, 413);
+  });
+
   it('keeps the conventions for malformed JSON and other content types', async () => {
     const malformed = await post(server, undefined, { raw: '{"metrics": [' });
     assert.equal(malformed.status, 400);

@@ -185,3 +185,17 @@ describe('formatNumber', () => {
     assert.doesNotThrow(() => JSON.parse(`[${formatNumber(123456789012.3456)}]`));
   });
 });
+
+describe('time-series bounds', () => {
+  it('rejects more points per series than the bound, naming interval_sec', () => {
+    const store = new MetricStore(10);
+    store.commit(1_000_000, new SampleBatch());
+    const service = new MetricsQueryService(store, { rangeSec: 20_000, intervalSec: 2 }, LIMITS);
+    assert.doesNotThrow(() => service.answer({ timerange_sec: 20_000, interval_sec: 2 }));
+    assert.throws(
+      () => service.answer({ timerange_sec: 20_000, interval_sec: 1 }),
+      (error: unknown) =>
+        error instanceof QueryError && /interval_sec: .* at most 10000/.test(error.details[0]!),
+    );
+  });
+});

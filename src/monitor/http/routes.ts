@@ -5,6 +5,7 @@ import { EncodedBody } from '../encoded-body.js';
 import type { Monitor } from '../monitor.js';
 import { EXPOSITION_CONTENT_TYPES, negotiateFormat, ScrapeCredential } from '../prometheus/index.js';
 import { QueryError } from '../query/index.js';
+import { registerRawJsonBody, type RawJsonBody } from './raw-json-body.js';
 import { sendBody } from './send-body.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -13,26 +14,48 @@ const ROUTE_OPTIONS = { compress: false } as const;
 
 /**
  * `GET /api/v3/metrics` (catalog) and `POST /api/v3/metrics` (query), also with a trailing slash
- * (SPEC §5). Register inside the `/api/v3` scope, after its guard.
+ * (SPEC §5). Register inside the `/api/v3` scope, after its guard. `bodyLimitBytes`: the bound on
+ * JSON bodies (config `api.max_body_kbytes`).
  */
-export function registerMetricsApi(v3: FastifyInstance, monitor: Monitor): void {
+export async function registerMetricsApi(
+  v3: FastifyInstance,
+  monitor: Monitor,
+  bodyLimitBytes: number,
+): Promise<void> {
   // The catalog never changes: one body, encoded once.
   const catalogBody = new EncodedBody(monitor.catalogJson);
   const catalog = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
     sendBody(request, reply, JSON_TYPE, catalogBody);
   const query = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
-    let answer: EncodedBody;
-    try {
-      answer = monitor.query.answer(request.body);
-    } catch (error) {
-      if (error instanceof QueryError) throw new ApiError('BAD_REQUEST', error.details);
-      throw error;
-    }
+    const raw = request.body as RawJsonBody | undefined;
+    const answer =
+      (raw !== undefined ? monitor.query.cachedAnswer(raw.text) : undefined) ?? answerQuery(monitor, raw);
     return sendBody(request, reply, JSON_TYPE, answer);
   };
-  for (const path of ['/metrics', '/metrics/']) {
-    v3.get(path, ROUTE_OPTIONS, catalog);
-    v3.post(path, ROUTE_OPTIONS, query);
+  for (const path of ['/metrics', '/metrics/']) v3.get(path, ROUTE_OPTIONS, catalog);
+  // The query routes get their bodies as text, in a scope of their own.
+  await v3.register((scope, _options, done) => {
+    registerRawJsonBody(scope, bodyLimitBytes);
+    for (const path of ['/metrics', '/metrics/']) scope.post(path, ROUTE_OPTIONS, query);
+    done();
+  });
+}
+
+/** Parses and answers a query body that is not in the cache; errors become 400 answers. */
+function answerQuery(monitor: Monitor, raw: RawJsonBody | undefined): EncodedBody {
+  let body: unknown;
+  if (raw !== undefined) {
+    try {
+      body = JSON.parse(raw.text);
+    } catch (error) {
+      throw new ApiError('INVALID_JSON', (error as Error).message);
+    }
+  }
+  try {
+    return monitor.query.answer(body, raw?.text);
+  } catch (error) {
+    if (error instanceof QueryError) throw new ApiError('BAD_REQUEST', error.details);
+    throw error;
   }
 }
 

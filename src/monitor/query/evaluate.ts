@@ -1,7 +1,7 @@
 import { CATALOG } from '../catalog.js';
 import type { MetricStore } from '../store.js';
 import { formatNumber } from './format-number.js';
-import type { MetricsQuery } from './parse.js';
+import { QueryError, type MetricsQuery } from './parse.js';
 import type { SeriesSelection } from './select.js';
 
 /** The retention the answer reports, seconds (config `metrics.range_sec` / `interval_sec`). */
@@ -9,6 +9,13 @@ export interface Retention {
   rangeSec: number;
   intervalSec: number;
 }
+
+/**
+ * Most points per series a time-series query may ask for, unless the store holds more snapshots.
+ * Sample and hold repeats a value for every point, so without a bound a small `interval_sec` over
+ * a long retention could make one answer arbitrarily large.
+ */
+export const MAX_POINTS_PER_SERIES = 10_000;
 
 /** Catalog indices in name order: the order of the answer (SPEC §5.2). */
 const METRICS_IN_NAME_ORDER: readonly number[] = CATALOG.map((_, index) => index).sort((a, b) =>
@@ -65,6 +72,12 @@ function timeSeriesPoints(store: MetricStore, retention: Retention, query: Metri
   const rangeSec = Math.min(query.timerangeSec ?? retention.rangeSec, retention.rangeSec);
   const intervalSec = query.intervalSec ?? retention.intervalSec;
   const count = Math.max(1, Math.floor(rangeSec / intervalSec));
+  const maxPoints = Math.max(MAX_POINTS_PER_SERIES, store.capacity);
+  if (count > maxPoints) {
+    throw new QueryError([
+      `interval_sec: ${intervalSec} s over ${rangeSec} s gives ${count} points per series, at most ${maxPoints} are allowed`,
+    ]);
+  }
   const end = toUnixSeconds(store.timeMs(store.newestSeq));
   const points: Points = { timesSec: [], seqs: [] };
   for (let k = 0; k < count; k++) {

@@ -1,7 +1,7 @@
 import { EncodedBody } from '../encoded-body.js';
 import type { MetricStore } from '../store.js';
 import { evaluateQuery, type Retention } from './evaluate.js';
-import { parseMetricsQuery, type QueryLimits } from './parse.js';
+import { parseMetricsQuery, type MetricsQuery, type QueryLimits } from './parse.js';
 import { PatternCache } from './pattern-cache.js';
 import { compileSelection, SeriesSelection } from './select.js';
 
@@ -14,18 +14,20 @@ export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]
 
 /**
  * `POST /api/v3/metrics` without HTTP: validates a body and answers it from the store. The answer
- * only changes when a snapshot is committed, so answers are cached per snapshot by the query's
- * canonical text (dashboards repeat the same query every few seconds); patterns are compiled once
- * and kept in a bounded cache.
+ * only changes when a snapshot is committed, so answers are cached per snapshot, both by the
+ * request's raw text (dashboards repeat the same query byte for byte every few seconds: such a
+ * request is answered without parsing) and by the query's canonical key (the same query written
+ * differently). Patterns are compiled once and kept in a bounded cache.
  */
 export class MetricsQueryService {
   private readonly store: MetricStore | undefined;
   private readonly retention: Retention;
   private readonly limits: QueryLimits;
   private readonly patterns = new PatternCache();
-  private readonly answers = new Map<string, EncodedBody>();
+  private readonly byKey = new Map<string, EncodedBody>();
+  private readonly byText = new Map<string, EncodedBody>();
   private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
-  private answersSeq = -1;
+  private cachedSeq = -1;
 
   /** `store` undefined: collection is disabled. */
   constructor(store: MetricStore | undefined, retention: Retention, limits: QueryLimits) {
@@ -34,25 +36,48 @@ export class MetricsQueryService {
     this.limits = limits;
   }
 
-  /** The JSON answer for a request body; throws `QueryError` (→ 400) for an invalid query. */
-  answer(body: unknown): EncodedBody {
+  /** The answer already given in this snapshot to a request with exactly this body text, if any. */
+  cachedAnswer(text: string): EncodedBody | undefined {
+    this.dropStaleAnswers();
+    return this.byText.get(text);
+  }
+
+  /**
+   * The JSON answer for a parsed request body; throws `QueryError` (→ 400) for an invalid query.
+   * `text`, the body as received, makes a later identical request a `cachedAnswer` hit.
+   */
+  answer(body: unknown, text?: string): EncodedBody {
     const query = parseMetricsQuery(body, this.limits, this.patterns);
+    this.dropStaleAnswers();
+    let answer = this.byKey.get(query.key);
+    if (answer === undefined) {
+      answer = this.evaluate(query);
+      if (answer.bytes.length <= MAX_CACHED_ANSWER_LENGTH && this.byKey.size < MAX_CACHED_ANSWERS) {
+        this.byKey.set(query.key, answer);
+      }
+    }
+    if (text !== undefined && this.byText.size < MAX_CACHED_ANSWERS && this.byKey.get(query.key) === answer) {
+      this.byText.set(text, answer);
+    }
+    return answer;
+  }
+
+  private evaluate(query: MetricsQuery): EncodedBody {
     const store = this.store;
     if (store === undefined) return this.disabledAnswer;
-    if (this.answersSeq !== store.newestSeq) {
-      this.answers.clear();
-      this.answersSeq = store.newestSeq;
-    }
-    const cached = this.answers.get(query.key);
-    if (cached !== undefined) return cached;
     const selection =
       query.timerangeSec !== undefined && query.items.length === 0
         ? SeriesSelection.all()
         : compileSelection(query.items, this.patterns);
-    const answer = new EncodedBody(evaluateQuery(store, this.retention, query, selection));
-    if (answer.bytes.length <= MAX_CACHED_ANSWER_LENGTH && this.answers.size < MAX_CACHED_ANSWERS) {
-      this.answers.set(query.key, answer);
-    }
-    return answer;
+    return new EncodedBody(evaluateQuery(store, this.retention, query, selection));
+  }
+
+  /** Answers hold for one snapshot only. */
+  private dropStaleAnswers(): void {
+    const seq = this.store?.newestSeq ?? -1;
+    if (seq === this.cachedSeq) return;
+    this.byKey.clear();
+    this.byText.clear();
+    this.cachedSeq = seq;
   }
 }

@@ -48,14 +48,10 @@ export function parseMetricsQuery(body: unknown, limits: QueryLimits, patterns: 
   const record = body as Record<string, unknown>;
   const timerangeSec = parseSeconds(record.timerange_sec, 'timerange_sec', details);
   const intervalSec = parseSeconds(record.interval_sec, 'interval_sec', details);
-  const items = parseItems(record.metrics, { limits, patterns, details });
+  const context: ItemContext = { limits, patterns, details, key: `${timerangeSec ?? 0}/${intervalSec ?? 0}` };
+  const items = parseItems(record.metrics, context);
   if (details.length > 0) throw new QueryError(details);
-  return {
-    timerangeSec,
-    intervalSec,
-    items,
-    key: JSON.stringify([timerangeSec ?? 0, intervalSec ?? 0, items.map((item) => [item.name, item.labels])]),
-  };
+  return { timerangeSec, intervalSec, items, key: context.key };
 }
 
 /** `0`, `null` and absent mean "not given"; anything but a non-negative integer is an error. */
@@ -68,12 +64,19 @@ function parseSeconds(value: unknown, field: string, details: string[]): number 
   return value;
 }
 
-/** What the item parsers share: the bounds, the pattern cache, and the list of problems. */
+/**
+ * What the item parsers share: the bounds, the pattern cache, the list of problems, and the
+ * canonical key built along the way (every string length-prefixed, so it is unambiguous).
+ * This runs on every query, so the success path builds no message strings.
+ */
 interface ItemContext {
   limits: QueryLimits;
   patterns: PatternCache;
   details: string[];
+  key: string;
 }
+
+const NO_LABELS: QueryItem['labels'] = [];
 
 function parseItems(value: unknown, context: ItemContext): QueryItem[] {
   const { limits, details } = context;
@@ -87,50 +90,52 @@ function parseItems(value: unknown, context: ItemContext): QueryItem[] {
     return [];
   }
   const items: QueryItem[] = [];
-  value.forEach((entry: unknown, index) => {
-    const item = parseItem(entry, `metrics[${index}]`, context);
+  for (let index = 0; index < value.length; index++) {
+    const item = parseItem(value[index] as unknown, index, context);
     if (item !== undefined) items.push(item);
-  });
+  }
   return items;
 }
 
-function parseItem(entry: unknown, path: string, context: ItemContext): QueryItem | undefined {
-  const { limits, patterns, details } = context;
+function parseItem(entry: unknown, index: number, context: ItemContext): QueryItem | undefined {
+  const { details } = context;
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-    details.push(`${path}: must be an object {name, labels}, got ${describe(entry)}`);
+    details.push(`metrics[${index}]: must be an object {name, labels}, got ${describe(entry)}`);
     return undefined;
   }
   const { name, labels } = entry as Record<string, unknown>;
   if (typeof name !== 'string') {
-    details.push(`${path}.name: must be a string, got ${describe(name)}`);
+    details.push(`metrics[${index}].name: must be a string, got ${describe(name)}`);
     return undefined;
   }
-  const where = `${path} (${name})`;
-  if (labels === undefined || labels === null) return { name, labels: [] };
+  context.key += `|${name.length}:${name}`;
+  if (labels === undefined || labels === null) return { name, labels: NO_LABELS };
   if (typeof labels !== 'object' || Array.isArray(labels)) {
     details.push(
-      `${where}.labels: must be an object mapping label names to patterns, got ${describe(labels)}`,
+      `metrics[${index}] (${name}).labels: must be an object mapping label names to patterns, got ${describe(labels)}`,
     );
     return undefined;
   }
   const selectors: [string, string][] = [];
-  for (const [label, pattern] of Object.entries(labels as Record<string, unknown>)) {
-    // `null` is what a Go client's zero value looks like on the wire: the empty pattern (any value).
-    const source = pattern ?? '';
-    if (typeof source !== 'string') {
-      details.push(`${where}.labels.${label}: must be a string (RE2 pattern), got ${describe(source)}`);
-    } else if (source.length > limits.maxPatternLength) {
-      details.push(
-        `${where}.labels.${label}: pattern is ${source.length} characters, at most ${limits.maxPatternLength} are allowed`,
-      );
-    } else {
-      const compiled = source === '' ? undefined : patterns.get(source);
-      if (compiled?.ok === false)
-        details.push(`${where}.labels.${label}: invalid RE2 pattern: ${compiled.reason}`);
-      else selectors.push([label, source]);
-    }
+  for (const label in labels) {
+    const problem = parseSelector(label, (labels as Record<string, unknown>)[label], context);
+    if (typeof problem === 'string') details.push(`metrics[${index}] (${name}).labels.${label}: ${problem}`);
+    else selectors.push(problem);
   }
   return { name, labels: selectors };
+}
+
+/** One `label: pattern` entry: the selector, or what is wrong with it. */
+function parseSelector(label: string, pattern: unknown, context: ItemContext): [string, string] | string {
+  // `null` is what a Go client's zero value looks like on the wire: the empty pattern (any value).
+  const source = pattern ?? '';
+  if (typeof source !== 'string') return `must be a string (RE2 pattern), got ${describe(source)}`;
+  const max = context.limits.maxPatternLength;
+  if (source.length > max) return `pattern is ${source.length} characters, at most ${max} are allowed`;
+  const compiled = source === '' ? undefined : context.patterns.get(source);
+  if (compiled?.ok === false) return `invalid RE2 pattern: ${compiled.reason}`;
+  context.key += `{${label.length}:${label}=${source.length}:${source}}`;
+  return [label, source];
 }
 
 function describe(value: unknown): string {
