@@ -1,4 +1,5 @@
 export { createFfmpegCollector, createRestreamCollector } from './collector.js';
 export { registerProcessRoutes } from './routes.js';
-export { ProcessService, memfsUrl, type ProcessServiceDeps } from './service.js';
+export { ProcessService, type ProcessServiceDeps } from './service.js';
+export { memfsUrl } from './placeholders.js';
 export type { SpawnFn } from './spawn.js';

@@ -1,3 +1,4 @@
+import type { Config } from '../config/index.js';
 import type { ProcessConfig, ProcessIO } from './process-config.js';
 
 /** Values of the server-wide placeholders. */
@@ -56,4 +57,12 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     options: config.options.map((option) => replacePlaceholders(option, base)),
     limits: { ...config.limits },
   };
+}
+
+/** `{memfs}`: the memory filesystem over loopback, with the basic-auth credentials when enabled. */
+export function memfsUrl(baseUrl: string, config: Config): string {
+  const auth = config.storage.memory.auth;
+  if (!auth.enable) return `${baseUrl}/memfs`;
+  const credentials = `${encodeURIComponent(auth.username)}:${encodeURIComponent(auth.password)}`;
+  return baseUrl.replace('://', `://${credentials}@`) + '/memfs';
 }

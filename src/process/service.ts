@@ -1,19 +1,16 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { ApiError } from '../http/index.js';
 import type { Filesystem } from '../storage/filesystem.js';
-import { absoluteOutputAddress, parseOutputReference } from './address.js';
 import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './cleanup.js';
-import { DbWriter, loadDb, serializeDb } from './db.js';
+import { EntryFactory } from './entry-factory.js';
 import { maskCredentials } from './ffmpeg/index.js';
-import { probeEncoder, serverOptions, type EncoderInfo } from './ffmpeg-probe.js';
+import { probeEncoder, type EncoderInfo } from './ffmpeg-probe.js';
 import { KeyedLocks } from './locks.js';
 import { memfsPrefixes, OutputPrefixIndex, type OutputPrefix } from './memfs-outputs.js';
-import { resolveConfig, type PlaceholderValues } from './placeholders.js';
+import { memfsUrl, resolveConfig, type PlaceholderValues } from './placeholders.js';
 import type { ProcessEntry } from './process-entry.js';
+import { ProcessStore } from './process-store.js';
 import {
   configToPlain,
   isObject,
@@ -21,14 +18,9 @@ import {
   readProcessConfig,
   type ProcessConfig,
 } from './process-config.js';
-import { readProcessUsage } from './proc-usage.js';
-import { ProcessReport } from './report.js';
-import { buildCommand } from './command.js';
 import type { SpawnFn } from './spawn.js';
-import { zeroStateCounts, type ProcessState, type StateCounts } from './states.js';
-import { Supervisor, type PreparedRun, type SupervisorDeps } from './supervisor.js';
+import { zeroStateCounts, type StateCounts } from './states.js';
 import { validateProcessConfig } from './validate-config.js';
-import { VstatsChannel } from './vstats-channel.js';
 
 export interface ProcessServiceDeps {
   config: Config;
@@ -47,8 +39,7 @@ export interface ProcessServiceDeps {
 export const COMMANDS = ['start', 'stop', 'restart', 'reload'] as const;
 export type Command = (typeof COMMANDS)[number];
 
-/** Bounds on what one child's output may cost (see run.ts). */
-const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };
+/** Period of the supervision timer (stale, limits, rates, cleanup), milliseconds. */
 const TICK_MS = 1000;
 
 /**
@@ -62,21 +53,33 @@ export class ProcessService {
   private readonly prefixes = new OutputPrefixIndex();
   /** Times any process entered each state since the server started (`ffmpeg_process`). */
   readonly stateEntries: StateCounts = zeroStateCounts();
-  private readonly db: DbWriter;
-  private system: Record<string, unknown> = {};
-  private kept: Record<string, { process: unknown; metadata: unknown }> = {};
+  private readonly db: ProcessStore;
   private memfsUrl = 'http://127.0.0.1/memfs';
   private encoder: EncoderInfo = { version: '', progressStreams: false };
   private ticker: NodeJS.Timeout | undefined;
   private cleaning = false;
   private closing = false;
   private unsubscribe: (() => void) | undefined;
-  /** Directory of the `-vstats` FIFOs, made on first use. */
-  private fifoDir: Promise<string | undefined> | undefined;
-  private fifoCount = 0;
+  private readonly factory: EntryFactory;
 
   private constructor(private readonly deps: ProcessServiceDeps) {
-    this.db = new DbWriter(join(deps.config.db.dir, 'db.json'), () => this.renderDb());
+    this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
+      [...this.entries.values()].map((entry) => ({
+        config: entry.config,
+        createdAt: entry.createdAt,
+        updatedAt: entry.updatedAt,
+        order: entry.supervisor.order,
+        metadata: entry.metadata,
+      })),
+    );
+    this.factory = new EntryFactory({
+      ...deps,
+      diskRoot: deps.filesystems.disk.root,
+      placeholders: () => this.placeholders(),
+      encoder: () => this.encoder,
+      lookup: (id) => this.entries.get(id)?.config,
+      onStateChange: (to) => this.stateEntries[to]++,
+    });
   }
 
   /** Loads `db.json`; a file that cannot be read stops start-up rather than being overwritten. */
@@ -121,8 +124,7 @@ export class ProcessService {
     await Promise.all(entries.map((entry) => entry.supervisor.dispose()));
     await this.purge(entries.flatMap((entry) => this.rulesOf(entry)));
     await this.db.save();
-    const fifoDir = await this.fifoDir;
-    if (fifoDir !== undefined) await rm(fifoDir, { recursive: true, force: true });
+    await this.factory.close();
   }
 
   // ---- queries ----
@@ -160,8 +162,7 @@ export class ProcessService {
       if (config.autostart && this.slotsFull(config.id))
         throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
       const now = this.nowSeconds();
-      const entry = this.newEntry(config, { createdAt: now, updatedAt: now, metadata: {} });
-      await this.attachVstats(entry);
+      const entry = await this.factory.create(config, { createdAt: now, updatedAt: now, metadata: {} });
       this.entries.set(config.id, entry);
       this.rebuildPrefixes();
       if (config.autostart) entry.supervisor.start();
@@ -185,14 +186,13 @@ export class ProcessService {
       const order = old.supervisor.order;
       await old.supervisor.dispose();
       await this.purge(this.rulesOf(old));
-      const entry = this.newEntry(config, {
+      const entry = await this.factory.create(config, {
         createdAt: old.createdAt,
         updatedAt: this.nowSeconds(),
         metadata: old.metadata,
       });
       entry.report.adopt(old.report);
       entry.supervisor.adoptCounts(old.supervisor);
-      await this.attachVstats(entry);
       this.entries.delete(id);
       this.entries.set(config.id, entry);
       this.rebuildPrefixes();
@@ -262,7 +262,9 @@ export class ProcessService {
   commandLine(entry: ProcessEntry): string[] {
     if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;
     try {
-      return [this.deps.config.ffmpeg.binary, ...this.prepare(entry.config).args].map(maskCredentials);
+      return [this.deps.config.ffmpeg.binary, ...this.factory.prepare(entry.config).args].map(
+        maskCredentials,
+      );
     } catch {
       return [];
     }
@@ -278,10 +280,9 @@ export class ProcessService {
   private async reload(entry: ProcessEntry): Promise<void> {
     const order = entry.supervisor.order;
     await entry.supervisor.dispose();
-    const fresh = this.newEntry(entry.config, entry);
+    const fresh = await this.factory.create(entry.config, entry);
     fresh.report.adopt(entry.report);
     fresh.supervisor.adoptCounts(entry.supervisor);
-    await this.attachVstats(fresh);
     this.entries.set(entry.config.id, fresh);
     this.rebuildPrefixes();
     if (order === 'start') fresh.supervisor.start();
@@ -302,102 +303,6 @@ export class ProcessService {
       diskRoots: [disk, this.deps.config.storage.disk.dir],
       lookup: (other: string) => this.entries.get(other)?.config,
     };
-  }
-
-  private newEntry(
-    config: ProcessConfig,
-    times: { createdAt: number; updatedAt: number; metadata: Record<string, unknown> },
-  ): ProcessEntry {
-    const report = new ProcessReport(
-      {
-        maxLines: this.deps.config.ffmpeg.log.max_lines,
-        maxHistory: this.deps.config.ffmpeg.log.max_history,
-      },
-      this.nowSeconds(),
-    );
-    const supervisor = new Supervisor(
-      {
-        binary: this.deps.config.ffmpeg.binary,
-        cwd: this.deps.filesystems.disk.root,
-        reconnect: config.reconnect,
-        reconnectDelayMs: config.reconnect_delay_seconds * 1000,
-        staleTimeoutMs: config.stale_timeout_seconds * 1000,
-        cpuLimitPercent: config.limits.cpu_usage,
-        memoryLimitBytes: config.limits.memory_mbytes * 1024 * 1024,
-        waitforMs: config.limits.waitfor_seconds * 1000,
-      },
-      (vstatsPath) => this.prepare(config, vstatsPath),
-      report,
-      this.supervisorDeps(),
-    );
-    return {
-      config,
-      createdAt: times.createdAt,
-      updatedAt: times.updatedAt,
-      metadata: times.metadata,
-      report,
-      supervisor,
-    };
-  }
-
-  private supervisorDeps(): SupervisorDeps {
-    return {
-      spawn: this.deps.spawn,
-      now: this.deps.now,
-      logger: this.deps.logger,
-      readUsage: (pid) => readProcessUsage(this.deps.procRoot, pid),
-      cpus: this.deps.cpus,
-      budget: OUTPUT_BUDGET,
-      onStateChange: (_from: ProcessState, to: ProcessState) => {
-        this.stateEntries[to]++;
-      },
-    };
-  }
-
-  /** The command line of the next run: placeholders resolved, references followed. */
-  private prepare(config: ProcessConfig, vstatsPath?: string): PreparedRun {
-    const resolved = resolveConfig(config, this.placeholders());
-    const disk = this.deps.filesystems.disk.root;
-    resolved.input = resolved.input.map((input) => {
-      const reference = parseOutputReference(input.address);
-      if (reference === undefined) return input;
-      const other = this.entries.get(reference.processId);
-      const output =
-        other === undefined
-          ? undefined
-          : resolveConfig(other.config, this.placeholders()).output.find(
-              (candidate) => candidate.id === reference.outputId,
-            );
-      if (output === undefined) throw new Error(`input "${input.id}": ${input.address} refers to nothing`);
-      return { ...input, address: absoluteOutputAddress(output.address, disk) };
-    });
-    const args = buildCommand(resolved, serverOptions(this.encoder, vstatsPath), disk);
-    return {
-      args,
-      labels: {
-        inputs: resolved.input.map((io) => ({ id: io.id, address: maskCredentials(io.address) })),
-        outputs: resolved.output.map((io) => ({ id: io.id, address: maskCredentials(io.address) })),
-      },
-    };
-  }
-
-  /** Opens the process's `-vstats` FIFO; without one it runs without per-frame statistics. */
-  private async attachVstats(entry: ProcessEntry): Promise<void> {
-    this.fifoDir ??= mkdtemp(join(tmpdir(), 'streamcore-vstats-')).catch((error: unknown) => {
-      this.deps.logger.warn(
-        { err: error },
-        'no directory for -vstats FIFOs; per-stream video statistics are off',
-      );
-      return undefined;
-    });
-    const dir = await this.fifoDir;
-    if (dir === undefined) return;
-    const channel = await VstatsChannel.open(join(dir, `${++this.fifoCount}.fifo`), {
-      maxLineLength: OUTPUT_BUDGET.maxLineLength,
-      bytesPerSecond: OUTPUT_BUDGET.bytesPerSecond,
-      onLine: (line) => entry.supervisor.onVstatsLine(line),
-    });
-    if (channel !== undefined) entry.supervisor.attachVstats(channel);
   }
 
   private rulesOf(entry: ProcessEntry): CompiledRule[] {
@@ -458,57 +363,14 @@ export class ProcessService {
   }
 
   private async load(): Promise<void> {
-    const content = await loadDb(join(this.deps.config.db.dir, 'db.json'));
-    this.system = content.system;
-    const configs = new Map<string, ProcessConfig>();
-    for (const stored of content.processes) {
-      const { config, problems } = readProcessConfig(stored.body);
-      if (config === undefined) {
-        this.keep(stored.id, stored, problems);
-        continue;
-      }
-      configs.set(config.id, config);
-    }
-    for (const stored of content.processes) {
-      const config = configs.get(stored.id);
-      if (config === undefined) continue;
-      const problems = validateProcessConfig(config, {
-        ...this.validationContext(),
-        lookup: (other: string) => configs.get(other),
-      });
-      if (problems.length > 0) {
-        this.keep(stored.id, stored, problems);
-        continue;
-      }
-      const entry = this.newEntry(config, stored);
-      await this.attachVstats(entry);
+    const loaded = await this.db.load((config, lookup) =>
+      validateProcessConfig(config, { ...this.validationContext(), lookup }),
+    );
+    for (const { config, stored } of loaded) {
+      const entry = await this.factory.create(config, stored);
       if (stored.order === 'start') entry.supervisor.setOrder('start');
       this.entries.set(config.id, entry);
     }
-  }
-
-  /** A stored process that no longer validates is kept in the file as it was, but not run. */
-  private keep(
-    id: string,
-    stored: { body: Record<string, unknown>; metadata: Record<string, unknown> },
-    problems: string[],
-  ): void {
-    this.deps.logger.error(
-      { process: id, problems },
-      'stored process is invalid; kept in db.json but not loaded',
-    );
-    this.kept[id] = { process: { id, config: stored.body }, metadata: stored.metadata };
-  }
-
-  private renderDb(): string {
-    const records = [...this.entries.values()].map((entry) => ({
-      config: entry.config,
-      createdAt: entry.createdAt,
-      updatedAt: entry.updatedAt,
-      order: entry.supervisor.order,
-      metadata: entry.metadata,
-    }));
-    return serializeDb(records, this.system, this.kept);
   }
 
   private ensureOpen(): void {
@@ -532,12 +394,4 @@ function maxProcessesError(max: number): ApiError {
       message: 'Too many processes',
     },
   );
-}
-
-/** `{memfs}`: the memory filesystem over loopback, with the basic-auth credentials when enabled. */
-export function memfsUrl(baseUrl: string, config: Config): string {
-  const auth = config.storage.memory.auth;
-  if (!auth.enable) return `${baseUrl}/memfs`;
-  const credentials = `${encodeURIComponent(auth.username)}:${encodeURIComponent(auth.password)}`;
-  return baseUrl.replace('://', `://${credentials}@`) + '/memfs';
 }

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { maskCredentials } from './ffmpeg/index.js';
-import { CpuMeter, type ProcessUsageSample } from './proc-usage.js';
+import type { ProcessUsageSample } from './proc-usage.js';
 import type { IoLabels } from './progress-tracker.js';
 import { emptyProgress, type ProgressValues } from './progress-values.js';
 import type { ProcessReport } from './report.js';
+import { ResourceWatch, type ResourceLimits } from './resource-watch.js';
 import { FfmpegRun, type OutputBudget } from './run.js';
 import type { SpawnFn } from './spawn.js';
 import type { VstatsChannel } from './vstats-channel.js';
@@ -31,11 +32,7 @@ export interface SupervisorSettings {
   reconnectDelayMs: number;
   /** 0 = off. */
   staleTimeoutMs: number;
-  /** Percent of the machine; 0 = no limit. */
-  cpuLimitPercent: number;
-  /** Bytes; 0 = no limit. */
-  memoryLimitBytes: number;
-  waitforMs: number;
+  limits: ResourceLimits;
 }
 
 /** What a run needs, made fresh for every start (placeholders and references may have changed). */
@@ -80,10 +77,7 @@ export class Supervisor {
   private stopReason: string | undefined;
   private respawnAfterExit = false;
   private disposed = false;
-  private cpuMeter: CpuMeter;
-  private usage = { cpuPercent: 0, rssBytes: 0 };
-  private overCpuSinceMs: number | undefined;
-  private overMemorySinceMs: number | undefined;
+  private watch: ResourceWatch;
   private sampling = false;
   private vstats: VstatsChannel | undefined;
 
@@ -95,7 +89,7 @@ export class Supervisor {
     private readonly deps: SupervisorDeps,
   ) {
     this.stateSinceMs = deps.now();
-    this.cpuMeter = new CpuMeter(deps.cpus);
+    this.watch = new ResourceWatch(settings.limits, deps.cpus);
   }
 
   get state(): ProcessState {
@@ -222,7 +216,7 @@ export class Supervisor {
 
   /** CPU (percent of the machine) and resident memory (bytes) of the running child. */
   get resources(): { cpuPercent: number; rssBytes: number } {
-    return isActive(this.currentState) ? this.usage : { cpuPercent: 0, rssBytes: 0 };
+    return isActive(this.currentState) ? this.watch.usage : { cpuPercent: 0, rssBytes: 0 };
   }
 
   /** Progress of the current run; the last values of a run that ended, with rates at 0. */
@@ -260,34 +254,13 @@ export class Supervisor {
     try {
       const sample = await this.deps.readUsage(pid);
       if (sample === undefined || run !== this.run || this.currentState !== 'running') return;
-      const cpu = this.cpuMeter.update(sample.cpuTicks, nowMs);
-      if (cpu !== undefined) this.usage.cpuPercent = cpu;
-      this.usage.rssBytes = sample.rssBytes;
-      this.checkLimits(nowMs, cpu);
+      const exceeded = this.watch.update(sample, nowMs);
+      if (exceeded !== undefined) {
+        this.note(`streamcore: ${exceeded}, stopping`);
+        void this.terminate('resource limit');
+      }
     } finally {
       this.sampling = false;
-    }
-  }
-
-  private checkLimits(nowMs: number, cpu: number | undefined): void {
-    const { cpuLimitPercent, memoryLimitBytes, waitforMs } = this.settings;
-    if (cpuLimitPercent > 0 && cpu !== undefined) {
-      this.overCpuSinceMs = cpu > cpuLimitPercent ? (this.overCpuSinceMs ?? nowMs) : undefined;
-    }
-    if (memoryLimitBytes > 0) {
-      this.overMemorySinceMs =
-        this.usage.rssBytes > memoryLimitBytes ? (this.overMemorySinceMs ?? nowMs) : undefined;
-    }
-    if (this.overCpuSinceMs !== undefined && nowMs - this.overCpuSinceMs >= waitforMs) {
-      this.note(
-        `streamcore: CPU usage ${this.usage.cpuPercent.toFixed(1)}% above the limit of ${cpuLimitPercent}% for ${waitforMs / 1000} s, stopping`,
-      );
-      void this.terminate('cpu limit');
-    } else if (this.overMemorySinceMs !== undefined && nowMs - this.overMemorySinceMs >= waitforMs) {
-      this.note(
-        `streamcore: memory ${this.usage.rssBytes} bytes above the limit of ${memoryLimitBytes} bytes for ${waitforMs / 1000} s, stopping`,
-      );
-      void this.terminate('memory limit');
     }
   }
 
@@ -297,10 +270,7 @@ export class Supervisor {
     this.report.startRun(Math.floor(now / 1000));
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
     this.stopReason = undefined;
-    this.overCpuSinceMs = undefined;
-    this.overMemorySinceMs = undefined;
-    this.usage = { cpuPercent: 0, rssBytes: 0 };
-    this.cpuMeter = new CpuMeter(this.deps.cpus);
+    this.watch = new ResourceWatch(this.settings.limits, this.deps.cpus);
     let prepared: PreparedRun;
     try {
       prepared = this.prepare(this.vstats?.path);

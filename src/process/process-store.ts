@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { DbWriter, loadDb, serializeDb, type ProcessRecord, type StoredProcess } from './db.js';
+import { readProcessConfig, type ProcessConfig } from './process-config.js';
+
+/** A stored process that reads and validates, ready to be given a runtime. */
+export interface LoadedProcess {
+  config: ProcessConfig;
+  stored: StoredProcess;
+}
+
+/**
+ * The service's `<db.dir>/db.json`: loads the stored processes, keeps what it cannot use (an
+ * entry that no longer validates is logged and written back unchanged, never dropped), keeps the
+ * server-wide metadata, and writes the current records after every change.
+ */
+export class ProcessStore {
+  private readonly file: string;
+  private readonly writer: DbWriter;
+  private system: Record<string, unknown> = {};
+  private readonly kept: Record<string, { process: unknown; metadata: unknown }> = {};
+
+  constructor(
+    dbDir: string,
+    private readonly logger: Logger,
+    records: () => ProcessRecord[],
+  ) {
+    this.file = join(dbDir, 'db.json');
+    this.writer = new DbWriter(this.file, () => serializeDb(records(), this.system, this.kept));
+  }
+
+  /**
+   * Reads the file (absent: empty; unreadable: throws) and validates each process with
+   * `validate`, which may look up the other stored configs (input references).
+   */
+  async load(
+    validate: (config: ProcessConfig, lookup: (id: string) => ProcessConfig | undefined) => string[],
+  ): Promise<LoadedProcess[]> {
+    const content = await loadDb(this.file);
+    this.system = content.system;
+    const configs = new Map<string, { config: ProcessConfig; stored: StoredProcess }>();
+    for (const stored of content.processes) {
+      const { config, problems } = readProcessConfig(stored.body);
+      if (config === undefined) this.keep(stored, problems);
+      else configs.set(config.id, { config, stored });
+    }
+    const loaded: LoadedProcess[] = [];
+    for (const candidate of configs.values()) {
+      const problems = validate(candidate.config, (id) => configs.get(id)?.config);
+      if (problems.length > 0) this.keep(candidate.stored, problems);
+      else loaded.push(candidate);
+    }
+    return loaded;
+  }
+
+  /** Writes the current state; resolves once it is on disk. */
+  save(): Promise<void> {
+    return this.writer.save();
+  }
+
+  private keep(stored: StoredProcess, problems: string[]): void {
+    this.logger.error(
+      { process: stored.id, problems },
+      'stored process is invalid; kept in db.json but not loaded',
+    );
+    this.kept[stored.id] = { process: { id: stored.id, config: stored.body }, metadata: stored.metadata };
+  }
+}
