@@ -162,6 +162,18 @@ describe('process API', () => {
     await ok(server, 'DELETE', '/process/valid');
   });
 
+  it('answers 413 for an oversized body and 405 for a wrong method', async () => {
+    const big = await call<Envelope>(server, 'POST', '/process', {
+      ...lavfiProcess('big'),
+      padding: 'x'.repeat(100_000),
+    });
+    assert.equal(big.status, 413);
+    assert.equal(big.body.code, 413);
+    const wrong = await call<Envelope>(server, 'PATCH', '/process');
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.body.code, 405);
+  });
+
   it('lists processes sorted by id, with filter, id, reference and glob selection', async () => {
     for (const [id, reference] of [
       ['cam-b', 'studio'],
