@@ -11,6 +11,8 @@ import { sendBody } from './send-body.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** These routes encode their cached answers themselves (see send-body.ts). */
 const ROUTE_OPTIONS = { compress: false } as const;
+/** … and GET requests have no body to decompress: no per-request hook of @fastify/compress at all. */
+const GET_OPTIONS = { compress: false, decompress: false } as const;
 
 /**
  * `GET /api/v3/metrics` (catalog) and `POST /api/v3/metrics` (query), also with a trailing slash
@@ -32,7 +34,7 @@ export async function registerMetricsApi(
       (raw !== undefined ? monitor.query.cachedAnswer(raw.text) : undefined) ?? answerQuery(monitor, raw);
     return sendBody(request, reply, JSON_TYPE, answer);
   };
-  for (const path of ['/metrics', '/metrics/']) v3.get(path, ROUTE_OPTIONS, catalog);
+  for (const path of ['/metrics', '/metrics/']) v3.get(path, GET_OPTIONS, catalog);
   // The query routes get their bodies as text, in a scope of their own.
   await v3.register((scope, _options, done) => {
     registerRawJsonBody(scope, bodyLimitBytes);
@@ -72,7 +74,7 @@ export function registerPrometheusEndpoint(server: FastifyInstance, monitor: Mon
     void reply.header('vary', 'Accept, Accept-Encoding');
     return sendBody(request, reply, EXPOSITION_CONTENT_TYPES[format], monitor.exposition.body(format));
   };
-  server.get('/metrics', ROUTE_OPTIONS, (request, reply) => {
+  server.get('/metrics', GET_OPTIONS, (request, reply) => {
     if (!enabled) {
       throw new ApiError(
         'NOT_FOUND',
