@@ -137,10 +137,10 @@ describe('GET /metrics with collection off', () => {
     const again = await (await fetch(`${server.url}/metrics`)).text();
     const second = sampleValue(again, 'uptime_seconds')!;
     // Either the same snapshot, or (on a very slow machine) a new one at least an interval later.
-    assert.ok(second === uptime || second >= uptime + 2, `${uptime} then ${second}`);
+    assert.ok(second === uptime || second >= uptime + 1.9, `${uptime} then ${second}`);
     await new Promise((resolve) => setTimeout(resolve, 2100));
     const later = sampleValue(await (await fetch(`${server.url}/metrics`)).text(), 'uptime_seconds')!;
-    assert.ok(later >= uptime + 2, `${uptime} then ${later}`);
+    assert.ok(later >= uptime + 1.9, `${uptime} then ${later}`);
   });
 
   it('keeps the query API in its disabled form', async () => {
