@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { createAuth } from './auth/index.js';
 import { parseListenAddress, type Config } from './config/index.js';
 import { createHttpServer } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
@@ -61,6 +62,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   collectors.push(storage.collector);
 
   // --- auth: login routes and identity ---
+  const auth = await createAuth(config, {
+    logger: deps.logger,
+    now: deps.now ?? Date.now,
+    fetch: deps.fetch ?? fetch,
+  });
+  // Also guards every route under /api/v3 registered after this line, in whatever scope.
+  await auth.register(server);
+  lifecycle.onShutdown(() => auth.close());
 
   // --- processes ---
   const processes = await ProcessService.create({
@@ -90,6 +99,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await server.register(
     async (v3) => {
       // --- /api/v3 guard ---
+      // Installed by auth.register on every /api/v3 route (and unmatched /api/v3 path).
       // --- /api/v3 routes ---
       await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024);
       registerProcessRoutes(v3, processes);
