@@ -2,3 +2,4 @@ export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.j
 export { createHttpServer } from './server.js';
 export { replyError, sendEnvelope } from './error-handler.js';
 export { JSON_CONTENT_TYPE } from './json-body.js';
+export { addVary } from './vary.js';

@@ -119,6 +119,28 @@ describe('disk mount with restricted CORS origins', () => {
       assert.equal(response.headers.get('access-control-allow-origin'), 'http://player.test');
       response = await fetch(`${server.url}/x.ts`, { headers: { origin: 'http://evil.test' } });
       assert.equal(response.headers.get('access-control-allow-origin'), null);
+      // The answer depends on Origin, and caches must keep the other reasons it varies too.
+      response = await fetch(`${server.url}/api/v3/metrics`, { headers: { origin: 'http://player.test' } });
+      assert.equal(response.status, 200);
+      assert.deepEqual(
+        response.headers
+          .get('vary')
+          ?.split(',')
+          .map((field) => field.trim()),
+        ['Origin', 'Accept-Encoding'],
+      );
+      for (const [origin, allowed] of [
+        ['http://player.test', 'http://player.test'],
+        ['http://evil.test', null],
+      ] as const) {
+        response = await fetch(`${server.url}/api/v3/process`, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'POST' },
+        });
+        assert.equal(response.status, 204);
+        assert.equal(response.headers.get('access-control-allow-origin'), allowed);
+        assert.equal(response.headers.get('access-control-allow-methods') !== null, allowed !== null);
+      }
     } finally {
       await server.close();
     }

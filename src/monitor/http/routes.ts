@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/index.js';
-import { ApiError } from '../../http/index.js';
+import { addVary, ApiError } from '../../http/index.js';
 import { EncodedBody } from '../encoded-body.js';
 import type { Monitor } from '../monitor.js';
 import { EXPOSITION_CONTENT_TYPES, negotiateFormat, ScrapeCredential } from '../prometheus/index.js';
@@ -71,7 +71,7 @@ export function registerPrometheusEndpoint(server: FastifyInstance, monitor: Mon
   const credential = new ScrapeCredential(config.metrics.prometheus);
   const send = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
     const format = negotiateFormat(request.headers.accept);
-    void reply.header('vary', 'Accept, Accept-Encoding');
+    addVary(reply, 'Accept, Accept-Encoding');
     return sendBody(request, reply, EXPOSITION_CONTENT_TYPES[format], monitor.exposition.body(format));
   };
   server.get('/metrics', GET_OPTIONS, (request, reply) => {

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { addVary } from '../../http/index.js';
 import type { EncodedBody } from '../encoded-body.js';
 
 /** Answers from this size on are gzip-compressed for clients that accept it (SPEC §1.1). */
@@ -18,7 +19,7 @@ export function sendBody(
 ): FastifyReply | Promise<FastifyReply> {
   void reply.header('content-type', contentType);
   if (body.bytes.length < GZIP_THRESHOLD_BYTES) return reply.send(body.bytes);
-  void reply.header('vary', 'Accept-Encoding');
+  addVary(reply, 'Accept-Encoding');
   if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(body.bytes);
   return body.gzip().then((gzipped) => reply.header('content-encoding', 'gzip').send(gzipped));
 }
