@@ -13,7 +13,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { dirname, join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { StorageError } from './errors.js';
 import type { FileInfo, WriteListener } from './filesystem.js';
 import { compileGlob } from './glob.js';
@@ -132,12 +132,8 @@ export class DiskFilesystem implements MountedFilesystem {
 
   async write(path: string, data: Buffer): Promise<{ created: boolean }> {
     if (path.endsWith('/') || path === '/') throw new StorageError('INVALID_PATH', `${path} is a directory`);
-    const absolute = join(this.realRoot, path);
-    await mkdir(dirname(absolute), { recursive: true });
-    // The parent may be (or contain) a symlink pointing out of the root: check its real path.
-    const parent = await realpath(dirname(absolute));
-    if (!this.isInside(parent)) throw new StorageError('INVALID_PATH', `${path} is outside the filesystem`);
-    const target = join(parent, absolute.slice(dirname(absolute).length + 1));
+    const parent = await this.makeParent(path);
+    const target = join(parent, basename(path));
     const previous = await lstat(target).catch(() => undefined);
     if (previous !== undefined && !previous.isFile()) {
       throw new StorageError('INVALID_PATH', `${path} is not a regular file`);
@@ -156,6 +152,38 @@ export class DiskFilesystem implements MountedFilesystem {
     this.adjustUsage(data.length - previousSize, previous === undefined ? 1 : 0);
     this.listeners.notify(path, data.length);
     return { created: previous === undefined };
+  }
+
+  /**
+   * Creates the directories above `path` one level at a time and returns the parent's real path.
+   * Each level's real path is checked before anything is created below it, so a symlink that
+   * points out of the root can never make the server create directories outside it.
+   */
+  private async makeParent(path: string): Promise<string> {
+    const levels = dirname(join('/', path))
+      .split('/')
+      .filter((level) => level !== '');
+    let current = this.realRoot;
+    for (const [index, level] of levels.entries()) {
+      const next = join(current, level);
+      let real = await realpath(next).catch(() => undefined);
+      if (real === undefined) {
+        await mkdir(next).catch((error: NodeJS.ErrnoException) => {
+          // A concurrent writer may have created it; a dangling symlink stays an error below.
+          if (error.code !== 'EEXIST') throw error;
+        });
+        real = await realpath(next).catch(() => undefined);
+      }
+      if (real === undefined || !this.isInside(real)) {
+        throw new StorageError('INVALID_PATH', `${path} is outside the filesystem`);
+      }
+      if (!(await stat(real)).isDirectory()) {
+        const file = `/${levels.slice(0, index + 1).join('/')}`;
+        throw new StorageError('NOT_A_DIRECTORY', `${file} is a file, so ${path} cannot be written`);
+      }
+      current = real;
+    }
+    return current;
   }
 
   private async checkLimit(bytes: number, replacedBytes: number): Promise<void> {

@@ -1,9 +1,10 @@
 /**
  * Why a filesystem refused a write. The HTTP layer maps these to statuses (SPEC §8):
  * `TOO_LARGE` → 413 (the file alone exceeds the limit), `NO_SPACE` → 507 (no room left),
- * `INVALID_PATH` → 404 (the path would leave the mount or names a directory).
+ * `INVALID_PATH` → 404 (the path would leave the mount or names a directory),
+ * `NOT_A_DIRECTORY` → 409 (a directory of the path is a file).
  */
-export type StorageErrorCode = 'TOO_LARGE' | 'NO_SPACE' | 'INVALID_PATH';
+export type StorageErrorCode = 'TOO_LARGE' | 'NO_SPACE' | 'INVALID_PATH' | 'NOT_A_DIRECTORY';
 
 export class StorageError extends Error {
   constructor(

@@ -159,7 +159,7 @@ async function deleteFromMount(
   return reply.type('text/plain; charset=utf-8').send(`Deleted: ${path}`);
 }
 
-/** Writes through a filesystem, mapping its refusals to API errors (SPEC §8: 413, 507, 404). */
+/** Writes through a filesystem, mapping its refusals to API errors (SPEC §8: 413, 507, 404; 409 below a file). */
 export async function writeFile(
   filesystem: MountedFilesystem,
   path: string,
@@ -171,6 +171,7 @@ export async function writeFile(
     if (!(error instanceof StorageError)) throw error;
     if (error.code === 'TOO_LARGE') throw new ApiError('PAYLOAD_TOO_LARGE', error.message);
     if (error.code === 'NO_SPACE') throw new ApiError('INSUFFICIENT_STORAGE', error.message);
+    if (error.code === 'NOT_A_DIRECTORY') throw new ApiError('CONFLICT', error.message);
     throw fileNotFound(path);
   }
 }

@@ -65,6 +65,16 @@ describe('/api/v3/fs', () => {
     assert.equal((await fetch(`${server.url}/up/load.txt`)).status, 404);
   });
 
+  it('answers 409 with the envelope for a path below a file, and keeps serving', async () => {
+    assert.equal((await api('/disk/plain.txt', { method: 'PUT', body: 'a file' })).status, 201);
+    const response = await api('/disk/plain.txt/below.txt', { method: 'PUT', body: 'x' });
+    assert.equal(response.status, 409);
+    const body = (await response.json()) as { code: number; details: string[] };
+    assert.equal(body.code, 409);
+    assert.match(body.details[0] ?? '', /\/plain\.txt is a file/);
+    assert.equal(await (await fetch(`${server.url}/plain.txt`)).text(), 'a file');
+  });
+
   it('lists files with glob, sort and order', async () => {
     const dir = server.config.storage.disk.dir;
     const files: [string, number, number][] = [

@@ -94,4 +94,13 @@ describe('no way out of the mounts', () => {
       await access(join(server.dir, 'secret.txt'));
     });
   }
+
+  it('creates no directory outside through a symlinked directory', async () => {
+    const response = await rawRequest(server.url, '/api/v3/fs/disk/link-to-parent/newdir/sub/escape.txt', {
+      method: 'PUT',
+      body: 'escaped',
+    });
+    assert.equal(response.status, 404);
+    await assert.rejects(access(join(server.dir, 'newdir')));
+  });
 });
