@@ -5,6 +5,12 @@ import type { Session, SessionCollector } from './session-collector.js';
 import { newSessionId } from './session-id.js';
 import type { TrafficMeter } from './traffic-meter.js';
 
+/**
+ * Files an HLS muxer writes besides playlists: MPEG-TS and fMP4 segments (and the fMP4 init
+ * section), audio-only segments, subtitles. Other memfs writes (a snapshot, a JSON) are not ingest.
+ */
+const SEGMENT_EXTENSION = /\.(ts|m4s|mp4|aac|vtt)$/i;
+
 /** Segment bytes not yet claimed by a playlist are kept this long, ms. */
 const UNCLAIMED_SEGMENT_TTL_MS = 60_000;
 
@@ -48,6 +54,7 @@ export class HlsIngestSessions implements MountHooks {
       return;
     }
     const owner = this.owners.get(urlPath);
+    if (owner === undefined && !SEGMENT_EXTENSION.test(urlPath)) return;
     const session = owner === undefined ? undefined : this.liveSession(owner);
     this.meter.attribute(request, reply, event.bytes, (rx, tx) => {
       this.collector.countBytes(rx, tx, session);

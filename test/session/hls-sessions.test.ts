@@ -241,9 +241,20 @@ describe('HLS sessions with an empty ignore list', () => {
   });
 });
 
+/** The latest collected `session_rxbytes{collector="hlsingress"}` (active sessions included). */
+async function ingestRxBytes(server: TestServer): Promise<number | undefined> {
+  const response = await fetch(`${server.url}/api/v3/metrics`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ metrics: [{ name: 'session_rxbytes', labels: { collector: '^hlsingress$' } }] }),
+  });
+  const answer = (await response.json()) as { metrics: { values: [number, number][] }[] };
+  return answer.metrics[0]?.values[0]?.[1];
+}
+
 describe('HLS ingest sessions', () => {
   it('forms one hlsingress session per playlist from memfs PUTs, whatever the address', async () => {
-    const server = await startWithStream();
+    const server = await startWithStream({ metrics: { enable: true, interval_sec: 1, range_sec: 10 } });
     try {
       const ingest = await until('the ingest session', async () => {
         const list = await active(server, 'hlsingress');
@@ -254,6 +265,27 @@ describe('HLS ingest sessions', () => {
       // Both segments and the playlist, with request headers.
       const body = 2 * SEGMENT_BYTES + PLAYLIST.length;
       assert.ok((ingest[0]?.bytes_rx ?? 0) >= body && (ingest[0]?.bytes_rx ?? 0) < body + 1000);
+
+      // A file that is no part of HLS (a snapshot) is no ingest traffic; a segment is.
+      const before = await until('the collected ingest bytes', async () => {
+        const total = await ingestRxBytes(server);
+        return total !== undefined && total >= body ? total : undefined;
+      });
+      const snapshot = await fetch(`${server.url}/memfs/snap.jpg`, {
+        method: 'PUT',
+        body: Buffer.alloc(100_000, 3),
+      });
+      assert.equal(snapshot.status, 201);
+      const segment = await fetch(`${server.url}/memfs/live2.ts`, {
+        method: 'PUT',
+        body: Buffer.alloc(1000, 4),
+      });
+      assert.equal(segment.status, 201);
+      const after = await until('the segment counted', async () => {
+        const total = await ingestRxBytes(server);
+        return total !== undefined && total >= before + 1000 ? total : undefined;
+      });
+      assert.ok(after < before + 100_000, `${after - before} bytes counted for a 1000-byte segment`);
     } finally {
       await server.close();
     }
