@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, messageForStatus, type ErrorEnvelope } from './errors.js';
 
 /** Framework error codes and the status the contract gives them (SPEC §1.1). */
@@ -35,7 +35,7 @@ export function registerErrorHandler(server: FastifyInstance): void {
       return sendEnvelope(reply, {
         code: status,
         message: messageForStatus(status),
-        details: [error.message],
+        details: [frameworkErrorDetail(error, request)],
       });
     }
     request.log.error({ err: error, reqId: request.id }, 'unexpected error while handling a request');
@@ -55,4 +55,20 @@ export function sendEnvelope(reply: FastifyReply, envelope: ErrorEnvelope): Fast
 export function replyError(reply: FastifyReply, error: ApiError): FastifyReply {
   void reply.headers(error.headers);
   return sendEnvelope(reply, error.toEnvelope());
+}
+
+/** The precise reason of a framework error, with what was expected where fastify's text lacks it. */
+function frameworkErrorDetail(error: FastifyError, request: FastifyRequest): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+      const type = request.headers['content-type'];
+      return type === undefined
+        ? 'Content-Type is missing: send application/json'
+        : `Content-Type ${JSON.stringify(type)} is not accepted: send application/json`;
+    }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return `request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`;
+    default:
+      return error.message;
+  }
 }

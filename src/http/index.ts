@@ -3,3 +3,4 @@ export { createHttpServer } from './server.js';
 export { replyError, sendEnvelope } from './error-handler.js';
 export { JSON_CONTENT_TYPE } from './json-body.js';
 export { addVary } from './vary.js';
+export { describeJsonSyntaxError } from './json-syntax-error.js';

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from './errors.js';
+import { describeJsonSyntaxError } from './json-syntax-error.js';
 
 /** `application/json` in any case, with or without parameters (SPEC §1.1). */
 export const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -24,7 +25,10 @@ export function registerJsonBodyParser(server: FastifyInstance, bodyLimitBytes: 
       try {
         done(null, JSON.parse(text) as unknown);
       } catch (error) {
-        done(new ApiError('INVALID_JSON', (error as Error).message), undefined);
+        done(
+          new ApiError('INVALID_JSON', describeJsonSyntaxError(text, (error as Error).message)),
+          undefined,
+        );
       }
     },
   );

@@ -45,6 +45,15 @@ describe('HTTP conventions', () => {
     assert.equal(response.headers.get('access-control-allow-origin'), '*');
   });
 
+  it('answers an OPTIONS request that is no preflight with the envelope', async () => {
+    const response = await fetch(`${server.url}/ping`, { method: 'OPTIONS' });
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get('allow'), 'GET, HEAD');
+    const body = (await response.json()) as { code: number; details: string[] };
+    assert.equal(body.code, 405);
+    assert.deepEqual(body.details, ['OPTIONS is not allowed on /ping']);
+  });
+
   it('answers an undecodable URL with the 400 envelope', async () => {
     const response = await fetch(`${server.url}/api/v3/%zz`);
     assert.equal(response.status, 400);

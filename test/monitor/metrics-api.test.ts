@@ -386,16 +386,26 @@ describe('metrics API with collection on (fixture /proc)', () => {
       raw: JSON.stringify({ metrics: [{ name: 'x'.repeat(70_000) }] }),
     });
     assert.equal(response.status, 413);
-    assert.equal(((await response.json()) as Envelope).code, 413);
+    const envelope = (await response.json()) as Envelope;
+    assert.equal(envelope.code, 413);
+    assert.deepEqual(envelope.details, ['request body is larger than the limit of 65536 bytes']);
   });
 
   it('keeps the conventions for malformed JSON and other content types', async () => {
-    const malformed = await post(server, undefined, { raw: '{"metrics": [' });
+    const malformed = await post(server, undefined, { raw: '{"metrics": [\n  {"name": "cpu_idle"} {}]}' });
     assert.equal(malformed.status, 400);
-    assert.equal(((await malformed.json()) as Envelope).message, 'Invalid JSON');
+    const envelope = (await malformed.json()) as Envelope;
+    assert.equal(envelope.message, 'Invalid JSON');
+    assert.deepEqual(envelope.details, [
+      "expected ',' or ']', found '{' at line 2, column 24 (character 37)",
+    ]);
     const text = await post(server, undefined, { raw: '{}', contentType: 'text/plain' });
     assert.equal(text.status, 415);
-    assert.equal(((await text.json()) as Envelope).code, 415);
+    const unsupported = (await text.json()) as Envelope;
+    assert.equal(unsupported.code, 415);
+    assert.deepEqual(unsupported.details, [
+      'Content-Type "text/plain" is not accepted: send application/json',
+    ]);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/index.js';
-import { addVary, ApiError } from '../../http/index.js';
+import { addVary, ApiError, describeJsonSyntaxError } from '../../http/index.js';
 import { EncodedBody } from '../encoded-body.js';
 import type { Monitor } from '../monitor.js';
 import { EXPOSITION_CONTENT_TYPES, negotiateFormat, ScrapeCredential } from '../prometheus/index.js';
@@ -50,7 +50,7 @@ function answerQuery(monitor: Monitor, raw: RawJsonBody | undefined): EncodedBod
     try {
       body = JSON.parse(raw.text);
     } catch (error) {
-      throw new ApiError('INVALID_JSON', (error as Error).message);
+      throw new ApiError('INVALID_JSON', describeJsonSyntaxError(raw.text, (error as Error).message));
     }
   }
   try {
