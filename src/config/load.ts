@@ -40,6 +40,8 @@ export async function loadConfig(
   if (generatedMissing) await writeFileAtomic(file, `${JSON.stringify(fileJson, null, 2)}\n`);
 
   const config = defaultConfig();
+  /** Key path → the env var its value came from, so range problems name it too (SPEC §2.1). */
+  const fromEnv = new Map<string, string>();
   for (const configKey of KEYS) {
     const fromFile = getPath(fileJson, configKey.path);
     if (fromFile !== undefined) {
@@ -51,10 +53,13 @@ export async function loadConfig(
     if (envName !== undefined) {
       const checked = parseEnvValue(configKey, env[envName] ?? '');
       if ('problem' in checked) problems.push(`${configKey.path} (env ${envName}): ${checked.problem}`);
-      else setPath(config, configKey.path, checked.value);
+      else {
+        setPath(config, configKey.path, checked.value);
+        fromEnv.set(configKey.path, envName);
+      }
     }
   }
-  problems.push(...validateConfig(config));
+  problems.push(...validateConfig(config).map((problem) => nameEnvSource(problem, fromEnv)));
   if (problems.length > 0) throw new ConfigError(problems);
 
   config.db.dir = resolve(cwd, config.db.dir);
@@ -135,6 +140,15 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       return { value: tenants };
     }
   }
+}
+
+/** `metrics.interval_sec: …` → `metrics.interval_sec (env CORE_METRICS_INTERVAL_SECONDS): …` when set by env. */
+function nameEnvSource(problem: string, fromEnv: ReadonlyMap<string, string>): string {
+  const colon = problem.indexOf(':');
+  const envName = fromEnv.get(problem.slice(0, colon));
+  return envName === undefined
+    ? problem
+    : `${problem.slice(0, colon)} (env ${envName})${problem.slice(colon)}`;
 }
 
 function parseEnvValue(configKey: ConfigKey, raw: string): Checked {

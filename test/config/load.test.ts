@@ -98,7 +98,13 @@ describe('config loading', () => {
       CORE_METRICS_INTERVAL_SECONDS: '2',
     });
     assert.ok(problems.some((line) => line.startsWith('api.auth.username: ')));
-    assert.ok(problems.some((line) => line.startsWith('metrics.range_sec: ')));
+    // Values that came from env vars name them, also for range and cross-field rules.
+    assert.ok(
+      problems.includes(
+        'metrics.range_sec (env CORE_METRICS_RANGE_SECONDS): must be at least metrics.interval_sec',
+      ),
+      problems.join('\n'),
+    );
     assert.ok(
       problems.every((line) => !line.includes('hunter2-secret')),
       'a secret is never printed',
