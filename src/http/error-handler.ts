@@ -1,5 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { gzipSync } from 'node:zlib';
+import { acceptsGzip, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 import { ApiError, messageForStatus, type ErrorEnvelope } from './errors.js';
+import { addVary } from './vary.js';
 
 /** Framework error codes and the status the contract gives them (SPEC §1.1). */
 const FRAMEWORK_STATUS: Record<string, number> = {
@@ -47,8 +50,18 @@ export function registerErrorHandler(server: FastifyInstance): void {
   });
 }
 
+/**
+ * Sends the envelope, gzip-encoded from 1 KiB on when the client accepts it: routes that encode
+ * their own answers turn @fastify/compress off, and their long 400s (one detail per bad item) must
+ * be compressed all the same (SPEC §1.1). On other routes the plugin sees the encoding and skips.
+ */
 export function sendEnvelope(reply: FastifyReply, envelope: ErrorEnvelope): FastifyReply {
-  return reply.code(envelope.code).type('application/json; charset=utf-8').send(envelope);
+  const body = JSON.stringify(envelope);
+  void reply.code(envelope.code).type('application/json; charset=utf-8');
+  if (body.length < GZIP_THRESHOLD_BYTES) return reply.send(body);
+  addVary(reply, 'Accept-Encoding');
+  if (!acceptsGzip(reply.request.headers['accept-encoding'])) return reply.send(body);
+  return reply.header('content-encoding', 'gzip').send(gzipSync(body));
 }
 
 /** Answers an ApiError from a hook or a not-found handler, where throwing is not the idiom. */

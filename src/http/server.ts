@@ -2,15 +2,13 @@ import compress from '@fastify/compress';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 import { answerClientError } from './client-errors.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { RouteTable } from './route-table.js';
-
-/** Responses from this size on are gzip-compressed for clients that accept it (SPEC §1.1). */
-const COMPRESS_THRESHOLD_BYTES = 1024;
 
 /**
  * Creates the HTTP server with the conventions every route shares: the error envelope, strict JSON
@@ -59,7 +57,7 @@ export async function createHttpServer(config: Config, logger: Logger): Promise<
     return replyError(reply, new ApiError('NOT_FOUND', `${request.method} ${path} is not a route`));
   });
 
-  await server.register(compress, { global: true, threshold: COMPRESS_THRESHOLD_BYTES, encodings: ['gzip'] });
+  await server.register(compress, { global: true, threshold: GZIP_THRESHOLD_BYTES, encodings: ['gzip'] });
 
   server.get('/ping', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('pong'));
   return server;

@@ -391,6 +391,25 @@ describe('metrics API with collection on (fixture /proc)', () => {
     assert.deepEqual(envelope.details, ['request body is larger than the limit of 65536 bytes']);
   });
 
+  it('gzips a long error envelope for clients that accept it', async () => {
+    const metrics = Array.from({ length: 50 }, (_, index) => ({
+      name: 'net_rx',
+      labels: { interface: `(${index}` },
+    }));
+    const response = await post(server, { metrics });
+    assert.equal(response.status, 400);
+    assert.equal(response.headers.get('content-encoding'), 'gzip');
+    const envelope = (await response.json()) as Envelope;
+    assert.equal(envelope.details.length, 50);
+    const plain = await fetch(`${server.url}/api/v3/metrics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' },
+      body: JSON.stringify({ metrics }),
+    });
+    assert.equal(plain.headers.get('content-encoding'), null);
+    assert.deepEqual(await plain.json(), envelope);
+  });
+
   it('keeps the conventions for malformed JSON and other content types', async () => {
     const malformed = await post(server, undefined, { raw: '{"metrics": [\n  {"name": "cpu_idle"} {}]}' });
     assert.equal(malformed.status, 400);

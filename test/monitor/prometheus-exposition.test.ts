@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { MetricName } from '../../src/monitor/catalog.js';
-import { acceptsGzip } from '../../src/monitor/http/send-body.js';
+import { acceptsGzip } from '../../src/http/index.js';
 import {
   escapeHelpOpenMetrics,
   escapeHelpText,

@@ -1,0 +1,18 @@
+/** Answers from this size on are gzip-compressed for clients that accept it (SPEC §1.1). */
+export const GZIP_THRESHOLD_BYTES = 1024;
+
+/** Does an `Accept-Encoding` header accept gzip (`gzip`, `x-gzip` or `*` with a quality above 0)? */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (header === undefined || header === '') return false;
+  let accepted = false;
+  for (const coding of header.split(',')) {
+    const [name = '', ...parameters] = coding.split(';').map((part) => part.trim().toLowerCase());
+    if (name !== 'gzip' && name !== 'x-gzip' && name !== '*') continue;
+    const quality = parameters.find((parameter) => parameter.startsWith('q='));
+    const rejected = quality !== undefined && !(Number(quality.slice(2)) > 0);
+    // An explicit `gzip;q=0` wins over `*`.
+    if (name !== '*' && rejected) return false;
+    if (!rejected) accepted = true;
+  }
+  return accepted;
+}
