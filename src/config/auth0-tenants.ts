@@ -26,13 +26,24 @@ function parseTenantUrl(item: string): Auth0Tenant | string {
   } catch {
     return 'not a valid auth0:// URL';
   }
+  const clientid = decodePercent(url.username);
+  if (clientid === undefined) return `client id "${url.username}" is not valid percent-encoding`;
   const tenant: Auth0Tenant = {
     domain: url.host,
     audience: url.searchParams.get('aud') ?? '',
-    clientid: decodeURIComponent(url.username),
+    clientid,
     users: url.searchParams.getAll('user'),
   };
   return checkTenant(tenant);
+}
+
+/** `decodeURIComponent`, or undefined where it would throw (a `%` not followed by UTF-8 as hex). */
+function decodePercent(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function parseTenantBase64(item: string): Auth0Tenant | string {

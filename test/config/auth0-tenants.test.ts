@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseTenantsEnv, validateTenant } from '../../src/config/auth0-tenants.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 
 const base64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
 
@@ -61,6 +65,34 @@ describe('CORE_API_AUTH_AUTH0_TENANTS', () => {
     assert.deepEqual(parseTenantsEnv(base64({ domain: 'a.test', audience: 'x', users: 'alice' })), {
       problem: 'item 1: users must be an array of strings',
     });
+  });
+
+  it('reports a client id that is not valid percent-encoding as a problem of its item', async () => {
+    // `%A` is cut short and `%E0%A4` begins a three-byte UTF-8 sequence: decodeURIComponent throws.
+    assert.deepEqual(parseTenantsEnv('auth0://a.test?aud=x,auth0://%E0%A4%A@x.test?aud=a'), {
+      problem: 'item 2: client id "%E0%A4%A" is not valid percent-encoding',
+    });
+    // Through the loader, it is one config problem line naming the env var (not a crash at start-up).
+    const dir = await mkdtemp(join(tmpdir(), 'streamcore-tenants-'));
+    try {
+      const failure = await loadConfig(
+        {
+          CORE_CONFIGFILE: join(dir, 'config.json'),
+          CORE_API_AUTH_AUTH0_TENANTS: 'auth0://%E0%A4%A@x.test?aud=a',
+        },
+        dir,
+      ).then(
+        () => assert.fail('expected a ConfigError'),
+        (error: unknown) => error,
+      );
+      assert.ok(failure instanceof ConfigError, String(failure));
+      const lines = failure.problems.filter((line) => line.includes('CORE_API_AUTH_AUTH0_TENANTS'));
+      assert.deepEqual(lines, [
+        'api.auth.auth0.tenants (env CORE_API_AUTH_AUTH0_TENANTS): item 1: client id "%E0%A4%A" is not valid percent-encoding',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
