@@ -30,7 +30,8 @@ const SESSION_PARAM = 'session';
  *   carrying the id, so the player's segment requests name the session;
  * - a segment requested with the id makes the session active;
  * - every request that names a session counts its bytes to it.
- * Clients on the ignore list get the files as they are, without sessions.
+ * A malformed id is a 403 on GET and HEAD. HEAD requests otherwise get the files as they are, and
+ * so do clients on the ignore list, without sessions.
  */
 export class HlsViewerSessions implements MountHooks {
   constructor(
@@ -41,11 +42,14 @@ export class HlsViewerSessions implements MountHooks {
 
   async beforeServe(event: ServeEvent): Promise<ServeOverride | undefined> {
     const { request, reply } = event;
-    if (request.method !== 'GET' || this.ignoreList.ignores(request.ip)) return undefined;
+    if (this.ignoreList.ignores(request.ip)) return undefined;
     const id = sessionParam(request);
+    // Malformed ids are refused on GET and HEAD alike (SPEC §9).
     if (id !== undefined && !isValidSessionId(id)) {
       throw new ApiError('FORBIDDEN', `${SESSION_PARAM}: malformed session id`);
     }
+    // A HEAD transfers no playlist or segment: it opens, keeps and counts no session.
+    if (request.method !== 'GET') return undefined;
     if (!event.urlPath.toLowerCase().endsWith('.m3u8')) {
       const session = id === undefined ? undefined : this.collector.get(id);
       // A segment without a (known) session is served, but belongs to no session.

@@ -137,6 +137,18 @@ describe('HLS viewer sessions', () => {
     }
   });
 
+  it('refuses a malformed session id on HEAD too, and answers HEAD with a well-formed one', async () => {
+    for (const path of ['/memfs/live.m3u8?session=bad%20id', '/memfs/live0.ts?session=x']) {
+      const response = await rawRequest(server.url, path, { method: 'HEAD', localAddress: VIEWER });
+      assert.equal(response.status, 403, `HEAD ${path}`);
+      assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
+    }
+    for (const path of ['/memfs/live.m3u8?session=wellformed-1', '/memfs/live0.ts?session=wellformed-1']) {
+      const response = await rawRequest(server.url, path, { method: 'HEAD', localAddress: VIEWER });
+      assert.equal(response.status, 200, `HEAD ${path}`);
+    }
+  });
+
   it('serves ignored clients (loopback by default) the plain files without sessions', async () => {
     const response = await view(server, '/memfs/live.m3u8', '127.0.0.1');
     assert.equal(response.body.toString(), PLAYLIST);
