@@ -190,6 +190,37 @@ describe('prelude', () => {
     assert.equal(result.mapping[0]?.copy, true);
   });
 
+  it('reads the stream lines of -loglevel verbose and debug (frame count, time base, reference frames)', () => {
+    const parser = new PreludeParser();
+    // Recorded with ffmpeg 5.1 at -loglevel debug.
+    for (const line of [
+      "Input #0, lavfi, from 'testsrc=size=32x24:rate=10':",
+      '  Stream #0:0, 1, 1/10: Video: rawvideo, 1 reference frame (RGB[24] / 0x18424752), rgb24, 32x24 [SAR 1:1 DAR 4:3], 0/1, 10 tbr, 10 tbn',
+      "Input #1, lavfi, from 'sine':",
+      '  Stream #1:0, 1, 1/44100: Audio: pcm_s16le, 44100 Hz, mono, s16, 705 kb/s',
+      "Output #0, mpegts, to '/tmp/x.ts':",
+      '  Stream #0:0, 0, 1/90000: Video: h264, 1 reference frame, yuv444p(tv, progressive), 32x24 (0x0) [SAR 1:1 DAR 4:3], 0/1, q=2-31, 10 fps, 90k tbn',
+      '  Stream #0:1, 0, 1/90000: Audio: aac (LC), 44100 Hz, mono, fltp, delay 1024, 69 kb/s',
+    ]) {
+      parser.push(line);
+    }
+    const result = parser.result();
+    assert.deepEqual(
+      result.inputs.map((s) => [s.type, s.codec, s.pixFmt, s.width, s.samplingHz]),
+      [
+        ['video', 'rawvideo', 'rgb24', 32, undefined],
+        ['audio', 'pcm_s16le', undefined, undefined, 44100],
+      ],
+    );
+    assert.deepEqual(
+      result.outputs.map((s) => [s.type, s.codec, s.pixFmt, s.fps, s.channels]),
+      [
+        ['video', 'h264', 'yuv444p', 10, undefined],
+        ['audio', 'aac', undefined, undefined, 1],
+      ],
+    );
+  });
+
   it('reads complex filter graphs as several inputs feeding one output', () => {
     const parser = new PreludeParser();
     for (const line of [

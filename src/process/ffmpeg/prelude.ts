@@ -40,7 +40,13 @@ export interface Prelude {
 }
 
 const FILE_HEADER = /^(Input|Output) #(\d+), (.+?), (?:from|to) '(.*)':$/;
-const STREAM = /^Stream #(\d+):(\d+)(?:\[[^\]]*\])?(?:\([^)]*\))?: ([A-Za-z]+): (.*)$/;
+/**
+ * `Stream #0:1[0x101](eng): Audio: …`; at `-loglevel debug` ffmpeg adds the probed frame count and
+ * the time base before the colon (`Stream #0:0, 1, 1/10: Video: …`, libavformat/dump.c).
+ */
+const STREAM = /^Stream #(\d+):(\d+)(?:\[[^\]]*\])?(?:\([^)]*\))?(?:, \d+, -?\d+\/\d+)?: ([A-Za-z]+): (.*)$/;
+/** `1 reference frame`, printed after the codec at `-loglevel verbose` and above. */
+const REFERENCE_FRAMES = /^\d+ reference frames?\b/;
 const SIMPLE_MAP = /^Stream #(\d+):(\d+) -> #(\d+):(\d+)(.*)$/;
 const GRAPH_IN = /^Stream #(\d+):(\d+) \([^)]*\) -> \S+(?: \(graph (\d+)\))?$/;
 const GRAPH_OUT = /^\S+(?: \(graph (\d+)\))? -> Stream #(\d+):(\d+) \([^)]*\)$/;
@@ -148,7 +154,7 @@ function parseStream(
   kind: string,
   details: string,
 ): PreludeStream {
-  const parts = splitTopLevel(details);
+  const parts = splitTopLevel(details).filter((part, index) => index === 0 || !REFERENCE_FRAMES.test(part));
   const result: PreludeStream = {
     file: file.file,
     stream,
