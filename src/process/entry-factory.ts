@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { absoluteOutputAddress, parseOutputReference } from './address.js';
 import { buildCommand } from './command.js';
-import { maskCredentials } from './ffmpeg/index.js';
+import type { CredentialMask } from './credential-mask.js';
 import { serverOptions, type EncoderInfo } from './ffmpeg-probe.js';
 import { resolveConfig, type PlaceholderValues } from './placeholders.js';
 import type { ProcessEntry } from './process-entry.js';
@@ -35,6 +35,8 @@ export interface EntryFactoryDeps {
   /** The config of another process, for input references. */
   lookup: (id: string) => ProcessConfig | undefined;
   onStateChange: (to: ProcessState) => void;
+  /** Hides credentials in log lines, command lines and stream addresses. */
+  mask: CredentialMask;
 }
 
 /**
@@ -56,6 +58,7 @@ export class EntryFactory {
     const report = new ProcessReport(
       { maxLines: deps.config.ffmpeg.log.max_lines, maxHistory: deps.config.ffmpeg.log.max_history },
       Math.floor(deps.now() / 1000),
+      deps.mask,
     );
     const supervisor = new Supervisor(
       {
@@ -79,6 +82,7 @@ export class EntryFactory {
         readUsage: (pid) => readProcessUsage(deps.procRoot, pid),
         cpus: deps.cpus,
         budget: OUTPUT_BUDGET,
+        mask: deps.mask,
         onStateChange: (_from, to) => deps.onStateChange(to),
       },
     );
@@ -108,8 +112,8 @@ export class EntryFactory {
     return {
       args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), disk),
       labels: {
-        inputs: resolved.input.map((io) => ({ id: io.id, address: maskCredentials(io.address) })),
-        outputs: resolved.output.map((io) => ({ id: io.id, address: maskCredentials(io.address) })),
+        inputs: resolved.input.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
+        outputs: resolved.output.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
       },
     };
   }

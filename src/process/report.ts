@@ -1,3 +1,4 @@
+import type { CredentialMask } from './credential-mask.js';
 import type { ProcessState } from './states.js';
 
 /** A log line: Unix seconds (as ffmpeg-independent wall time) and the text. */
@@ -28,7 +29,9 @@ const MAX_PRELUDE_LINES = 200;
 
 /**
  * The report of a process (SPEC §7.2 `/report`): the log of the current run and a short history
- * of earlier runs. Everything is bounded: `maxLines` lines per run, `maxHistory` runs.
+ * of earlier runs. Everything is bounded: `maxLines` lines per run, `maxHistory` runs. Every line
+ * goes through `mask` on the way in, so no line the API shows (prelude, log, `last_logline`)
+ * carries credentials, whoever wrote it.
  */
 export class ProcessReport {
   private current: RunLog;
@@ -39,6 +42,7 @@ export class ProcessReport {
   constructor(
     private readonly limits: ReportLimits,
     createdAt: number,
+    private readonly mask: CredentialMask,
   ) {
     this.current = { createdAt, prelude: [], log: [] };
   }
@@ -56,8 +60,9 @@ export class ProcessReport {
     this.current.exitState = state;
   }
 
-  /** Records a non-progress line. */
-  addLine(nowSeconds: number, line: string): void {
+  /** Records a non-progress line, credentials masked. */
+  addLine(nowSeconds: number, text: string): void {
+    const line = this.mask(text);
     this.lastLine = line;
     if (this.inPrelude && this.current.prelude.length < MAX_PRELUDE_LINES) this.current.prelude.push(line);
     this.current.log.push([nowSeconds, line]);

@@ -2,7 +2,6 @@ import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import {
   LineSplitter,
-  maskCredentials,
   parseStatsLine,
   parseVstatsLine,
   PreludeParser,
@@ -165,6 +164,6 @@ export class FfmpegRun {
       return;
     }
     if (this.preludeOpen && this.prelude.push(line)) this.tracker.setPrelude(this.prelude.result());
-    this.options.report.addLine(Math.floor(this.options.now() / 1000), maskCredentials(line));
+    this.options.report.addLine(Math.floor(this.options.now() / 1000), line);
   }
 }

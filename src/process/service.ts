@@ -3,8 +3,8 @@ import type { Config } from '../config/index.js';
 import { ApiError } from '../http/index.js';
 import type { Filesystem } from '../storage/filesystem.js';
 import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './cleanup.js';
+import { createCredentialMask, memfsSecrets, type CredentialMask } from './credential-mask.js';
 import { EntryFactory } from './entry-factory.js';
-import { maskCredentials } from './ffmpeg/index.js';
 import { probeEncoder, type EncoderInfo } from './ffmpeg-probe.js';
 import { KeyedLocks } from './locks.js';
 import { memfsPrefixes, OutputPrefixIndex, type OutputPrefix } from './memfs-outputs.js';
@@ -61,8 +61,10 @@ export class ProcessService {
   private closing = false;
   private unsubscribe: (() => void) | undefined;
   private readonly factory: EntryFactory;
+  private readonly mask: CredentialMask;
 
   private constructor(private readonly deps: ProcessServiceDeps) {
+    this.mask = createCredentialMask(memfsSecrets(deps.config.storage.memory.auth));
     this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
       [...this.entries.values()].map((entry) => ({
         config: entry.config,
@@ -79,6 +81,7 @@ export class ProcessService {
       encoder: () => this.encoder,
       lookup: (id) => this.entries.get(id)?.config,
       onStateChange: (to) => this.stateEntries[to]++,
+      mask: this.mask,
     });
   }
 
@@ -262,9 +265,7 @@ export class ProcessService {
   commandLine(entry: ProcessEntry): string[] {
     if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;
     try {
-      return [this.deps.config.ffmpeg.binary, ...this.factory.prepare(entry.config).args].map(
-        maskCredentials,
-      );
+      return [this.deps.config.ffmpeg.binary, ...this.factory.prepare(entry.config).args].map(this.mask);
     } catch {
       return [];
     }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { maskCredentials } from './ffmpeg/index.js';
+import type { CredentialMask } from './credential-mask.js';
 import type { ProcessUsageSample } from './proc-usage.js';
 import type { IoLabels } from './progress-tracker.js';
 import { emptyProgress, type ProgressValues } from './progress-values.js';
@@ -50,6 +50,8 @@ export interface SupervisorDeps {
   /** Logical CPUs, for CPU percentages of the whole machine. */
   cpus: number;
   budget: OutputBudget;
+  /** Hides credentials in the command line shown by the API. */
+  mask: CredentialMask;
   /** Called on every state change (the global state counters). */
   onStateChange: (from: ProcessState, to: ProcessState) => void;
 }
@@ -280,7 +282,7 @@ export class Supervisor {
       this.finishRun('failed');
       return;
     }
-    this.command = [this.settings.binary, ...prepared.args].map(maskCredentials);
+    this.command = [this.settings.binary, ...prepared.args].map(this.deps.mask);
     const run = new FfmpegRun({
       binary: this.settings.binary,
       args: prepared.args,

@@ -330,4 +330,28 @@ describe('log prefixes and credentials', () => {
     );
     assert.equal(maskCredentials('testsrc=size=64x48:rate=10'), 'testsrc=size=64x48:rate=10');
   });
+
+  it('masks the credentials of Authorization and Proxy-Authorization header lines, any scheme', () => {
+    // What ffmpeg 5.1 prints at -loglevel debug after the 401 of an HTTP PUT with user info.
+    assert.equal(
+      maskCredentials('Authorization: Basic YWRtaW46dG9wc2VjcmV0cHc='),
+      'Authorization: Basic ***',
+    );
+    assert.equal(maskCredentials('authorization: Bearer eyJhbGciOi.x.y'), 'authorization: Bearer ***');
+    assert.equal(
+      maskCredentials('Proxy-Authorization: Digest username="admin", response="6629fae4"'),
+      'Proxy-Authorization: Digest ***',
+    );
+    assert.equal(maskCredentials('[http @ 0x1] Authorization:token-only'), '[http @ 0x1] Authorization:***');
+    // A header block inside one option value (-headers): each header line on its own.
+    assert.equal(
+      maskCredentials('X-Id: 7\r\nAuthorization: Bearer abc\r\nUser-Agent: x\r\n'),
+      'X-Id: 7\r\nAuthorization: Bearer ***\r\nUser-Agent: x\r\n',
+    );
+    assert.equal(
+      maskCredentials('WWW-Authenticate: Basic realm="memfs"'),
+      'WWW-Authenticate: Basic realm="memfs"',
+    );
+    assert.equal(maskCredentials('Host: 127.0.0.1:8080'), 'Host: 127.0.0.1:8080');
+  });
 });

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { outputFiles, isInside, parseOutputReference } from '../../src/process/address.js';
 import { applyCleanup, compileRule, purgeFiles } from '../../src/process/cleanup.js';
 import { buildCommand } from '../../src/process/command.js';
+import { createCredentialMask, memfsSecrets } from '../../src/process/credential-mask.js';
 import { configToStore, parseDb, serializeDb } from '../../src/process/db.js';
 import {
   LineSplitter,
@@ -304,7 +305,7 @@ describe('progress tracking on a recorded run', () => {
 
 describe('report, states, usage, locks, probe, memfs outputs', () => {
   it('bounds the log and the history, and keeps the prelude apart', () => {
-    const report = new ProcessReport({ maxLines: 3, maxHistory: 2 }, 100);
+    const report = new ProcessReport({ maxLines: 3, maxHistory: 2 }, 100, (line) => line);
     for (let run = 0; run < 4; run++) {
       report.startRun(100 + run);
       report.addLine(100 + run, `prelude ${run}`);
@@ -322,12 +323,44 @@ describe('report, states, usage, locks, probe, memfs outputs', () => {
       [101, 102],
     );
     assert.equal(report.lastLogLine, 'line 3.4');
-    const successor = new ProcessReport({ maxLines: 3, maxHistory: 2 }, 200);
+    const successor = new ProcessReport({ maxLines: 3, maxHistory: 2 }, 200, (line) => line);
     successor.adopt(report);
     assert.deepEqual(
       successor.earlierRuns().map((run) => run.createdAt),
       [102, 103],
     );
+  });
+
+  it('masks the memfs password and its basic-auth form wherever they stand, in every report line', () => {
+    const secrets = memfsSecrets({ enable: true, username: 'admin', password: "top'secret pw" });
+    const basic = Buffer.from("admin:top'secret pw").toString('base64');
+    assert.deepEqual(secrets, [
+      "top'secret pw",
+      "top'secret%20pw",
+      basic,
+      Buffer.from("admin:top'secret%20pw").toString('base64'),
+    ]);
+    assert.deepEqual(memfsSecrets({ enable: false, username: 'admin', password: 'x' }), []);
+    const mask = createCredentialMask(secrets);
+    // The quote stops the URL pattern; only the literal replacement catches this one.
+    assert.equal(
+      mask("Opening 'http://admin:top'secret%20pw@127.0.0.1:8080/memfs/a.ts' for writing"),
+      "Opening 'http://***:***@127.0.0.1:8080/memfs/a.ts' for writing",
+    );
+    assert.equal(mask(`header ${basic} echoed`), 'header *** echoed');
+    assert.equal(mask("title=top'secret pw"), 'title=***');
+    assert.equal(mask('Authorization: Basic Zm9vOmJhcg=='), 'Authorization: Basic ***');
+    assert.equal(
+      createCredentialMask(['pw'])('pw stays: too short to replace alone'),
+      'pw stays: too short to replace alone',
+    );
+
+    const report = new ProcessReport({ maxLines: 3, maxHistory: 1 }, 100, mask);
+    report.addLine(100, `Authorization: Basic ${basic}`);
+    report.addLine(100, "streamcore: note about top'secret pw");
+    const shown = JSON.stringify([report.currentRun(), report.lastLogLine]);
+    assert.ok(!shown.includes('secret') && !shown.includes(basic), shown);
+    assert.equal(report.currentRun().prelude[0], 'Authorization: Basic ***');
   });
 
   it('allows exactly the transitions of the contract', () => {
