@@ -15,7 +15,7 @@ export interface MemoryFilesystemOptions {
 }
 
 interface MemFile {
-  /** The one copy of the content; served as views, never copied per request. */
+  /** The one copy of the content, in memory of its own size; served as views, never copied per request. */
   readonly data: Buffer;
   readonly lastModifiedMs: number;
 }
@@ -86,12 +86,14 @@ export class MemoryFilesystem implements MountedFilesystem {
   }
 
   /**
-   * Stores `data` (kept as is: the caller hands over the buffer and must not change it).
-   * Throws `StorageError` TOO_LARGE when the file alone exceeds the limit, NO_SPACE when the others
-   * leave no room and purging is off.
+   * Stores `data`: the caller hands over the buffer and must not change it. It is kept as is,
+   * unless it is a small view into a much larger allocation (see `ownMemoryOf`), which is copied
+   * once. Throws `StorageError` TOO_LARGE when the file alone exceeds the limit, NO_SPACE when the
+   * others leave no room and purging is off.
    */
-  store(path: string, data: Buffer): { created: boolean } {
+  store(path: string, given: Buffer): { created: boolean } {
     if (path.endsWith('/')) throw new StorageError('INVALID_PATH', `${path} is a directory`);
+    const data = ownMemoryOf(given);
     const limit = this.options.maxSizeBytes;
     const previous = this.files.get(path);
     if (limit > 0) {
@@ -134,4 +136,19 @@ export class MemoryFilesystem implements MountedFilesystem {
       this.delete(name);
     }
   }
+}
+
+/**
+ * `data` itself, or one copy of it in memory of its own when more than half of the allocation
+ * behind it is not part of it. Bodies below 4 KiB (playlists) come from fastify's body parser as
+ * `Buffer.concat` results, which are slices of Node's shared 8 KiB pool: stored as they are, each
+ * would keep a whole pool chunk alive while memfs reports its few hundred bytes
+ * (https://nodejs.org/api/buffer.html#static-method-bufferallocunsafesize). `allocUnsafeSlow`
+ * never takes from the pool. So a stored file holds at most twice the memory it reports.
+ */
+function ownMemoryOf(data: Buffer): Buffer {
+  if (data.buffer.byteLength <= 2 * data.length) return data;
+  const copy = Buffer.allocUnsafeSlow(data.length);
+  data.copy(copy);
+  return copy;
 }

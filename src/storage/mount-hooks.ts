@@ -28,7 +28,7 @@ export interface ChangeEvent {
   readonly urlPath: string;
   /** Bytes of the body (0 for a delete). */
   readonly bytes: number;
-  /** The stored content (the filesystem's copy: read it, never change it); undefined for a delete. */
+  /** The content written (read it during the call; never change or keep it); undefined for a delete. */
   readonly data?: Buffer;
 }
 

@@ -13,9 +13,11 @@ function memfs(maxSizeBytes: number, purge: boolean, clock = { now: 1000 }): Mem
 }
 
 describe('MemoryFilesystem', () => {
-  it('keeps the caller buffer as the one stored copy and serves views of it', async () => {
+  it('keeps a right-sized caller buffer as the one stored copy and serves views of it', async () => {
     const fs = memfs(0, false);
-    const data = Buffer.from('0123456789');
+    // Not `Buffer.from('…')`: a short one is a slice of the shared pool, which memfs copies (below).
+    const data = Buffer.allocUnsafeSlow(10);
+    data.write('0123456789');
     assert.deepEqual(fs.store('/a.ts', data), { created: true });
     const file = await fs.open('/a.ts');
     assert.ok(file);
@@ -23,6 +25,32 @@ describe('MemoryFilesystem', () => {
     assert.equal(part.toString(), '234');
     assert.equal(part.buffer, data.buffer, 'a range is a view, not a copy');
     assert.equal(await file.readAll(), data);
+    // A large body as fastify builds it (Buffer.concat of the received chunks) is its own allocation.
+    const large = Buffer.concat([Buffer.alloc(40_000, 1), Buffer.alloc(30_000, 2)]);
+    fs.store('/b.ts', large);
+    assert.equal(await (await fs.open('/b.ts'))?.readAll(), large, 'stored as is, not copied');
+  });
+
+  it('copies a small body that is a slice of the shared buffer pool once, into memory of its own size', async () => {
+    const fs = memfs(0, false);
+    // How fastify's body parser builds a short body: Buffer.concat takes it from Node's 8 KiB pool.
+    const body = Buffer.concat([Buffer.from('#EXTM3U\n#EXT-X-VERSION:3\n'), Buffer.from('live0.ts\n')]);
+    assert.ok(
+      body.buffer.byteLength >= 4 * body.length,
+      `precondition: a pool slice (${body.buffer.byteLength})`,
+    );
+    fs.store('/live.m3u8', body);
+    const file = await fs.open('/live.m3u8');
+    assert.ok(file);
+    const stored = await file.readAll();
+    assert.deepEqual(stored, body);
+    assert.equal(stored.buffer.byteLength, body.length, 'the stored copy pins exactly its own bytes');
+    assert.notEqual(stored.buffer, body.buffer);
+    assert.deepEqual(await fs.usage(), { usage_bytes: body.length, files: 1, limit_bytes: -1 });
+    // That one copy is what every viewer gets: views of it, not copies per request.
+    const again = await fs.open('/live.m3u8');
+    assert.equal(await again?.readAll(), stored);
+    assert.equal((again?.body(8, 12) as Buffer).buffer, stored.buffer);
   });
 
   it('counts usage and files, replaces on overwrite, reports -1 when unlimited', async () => {
