@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
+
+const MIB = 1024 * 1024;
 
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -213,7 +215,6 @@ describe('memfs credentials', () => {
 });
 
 describe('memfs limit', () => {
-  const MIB = 1024 * 1024;
   it('answers 413 for a file above the limit and 507 when there is no room', async () => {
     const server = await startServer({
       config: { storage: { memory: { auth: { enable: false }, max_size_mbytes: 1, purge: false } } },
@@ -255,6 +256,49 @@ describe('memfs limit', () => {
         'purging never makes room for a file above the limit',
       );
     } finally {
+      await server.close();
+    }
+  });
+});
+
+/** A GET whose response is held unread once its head arrived: the server cannot finish sending it. */
+function openHeldResponse(url: string): Promise<{ response: IncomingMessage; release: () => void }> {
+  return new Promise((resolve, reject) => {
+    const held = request(url, { agent: false }, (response) => {
+      response.pause();
+      resolve({ response, release: () => held.destroy() });
+    });
+    held.on('error', reject);
+    held.end();
+  });
+}
+
+describe('memfs serving many viewers', () => {
+  it('sends every viewer of a file from the one stored copy, not a copy per viewer', async (t) => {
+    // The observable: this process's ArrayBuffer memory (client and server both live in it) while
+    // 8 viewers of a 16 MiB file each hold their response unread. A copy per viewer would stay
+    // referenced by its socket's write queue until sent: 8 × 16 MiB. Garbage of the upload being
+    // collected meanwhile can only lower the figure, so "less than one file" is a safe bound.
+    const size = 16 * MIB;
+    const viewers = 8;
+    const server = await startServer({ config: { storage: { memory: { auth: { enable: false } } } } });
+    const held: Array<{ response: IncomingMessage; release: () => void }> = [];
+    try {
+      const put = await fetch(`${server.url}/memfs/big.ts`, { method: 'PUT', body: Buffer.alloc(size, 7) });
+      assert.equal(put.status, 201);
+      const before = process.memoryUsage().arrayBuffers;
+      for (let viewer = 0; viewer < viewers; viewer++) {
+        held.push(await openHeldResponse(`${server.url}/memfs/big.ts`));
+      }
+      const grown = process.memoryUsage().arrayBuffers - before;
+      t.diagnostic(`ArrayBuffer memory grew by ${(grown / MIB).toFixed(1)} MiB for ${viewers} viewers`);
+      for (const { response } of held) {
+        assert.equal(response.statusCode, 200);
+        assert.equal(response.headers['content-length'], String(size));
+      }
+      assert.ok(grown < size, `grew by ${grown} bytes: the file was copied per viewer`);
+    } finally {
+      for (const { release } of held) release();
       await server.close();
     }
   });
