@@ -13,6 +13,18 @@ import type { Order } from './states.js';
  */
 export const DB_VERSION = 4;
 
+/**
+ * A stored entry exactly as it was found in the file, to be written back unchanged when the
+ * server cannot use it: `process` is the value at `process[key]`, `metadata` the value at
+ * `metadata.process[metadataKey]` (`undefined` when there is none).
+ */
+export interface VerbatimEntry {
+  key: string;
+  process: unknown;
+  metadataKey: string;
+  metadata: unknown;
+}
+
 /** One stored process. `body` is the config in API form, to be read and validated like a request. */
 export interface StoredProcess {
   id: string;
@@ -21,10 +33,14 @@ export interface StoredProcess {
   updatedAt: number;
   order: Order;
   metadata: Record<string, unknown>;
+  /** The entry as found, for writing it back if it does not validate. */
+  verbatim: VerbatimEntry;
 }
 
 export interface DbContent {
   processes: StoredProcess[];
+  /** Entries that are not even objects: nothing to load, kept as found. */
+  unreadable: VerbatimEntry[];
   /** Server-wide metadata, kept as it was found. */
   system: Record<string, unknown>;
 }
@@ -39,7 +55,8 @@ export async function loadDb(file: string): Promise<DbContent> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { processes: [], system: {} };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      return { processes: [], unreadable: [], system: {} };
     throw error;
   }
   let data: unknown;
@@ -63,8 +80,12 @@ export function parseDb(data: unknown, file = 'db.json'): DbContent {
   const metadata = isObject(data.metadata) ? data.metadata : {};
   const processMetadata = isObject(metadata.process) ? metadata.process : {};
   const result: StoredProcess[] = [];
+  const unreadable: VerbatimEntry[] = [];
   for (const [key, value] of Object.entries(processes)) {
-    if (!isObject(value)) continue;
+    if (!isObject(value)) {
+      unreadable.push({ key, process: value, metadataKey: key, metadata: processMetadata[key] });
+      continue;
+    }
     const config = isObject(value.config) ? value.config : {};
     const id = typeof value.id === 'string' && value.id !== '' ? value.id : key;
     const createdAt = typeof value.created_at === 'number' ? value.created_at : 0;
@@ -76,9 +97,10 @@ export function parseDb(data: unknown, file = 'db.json'): DbContent {
       updatedAt: typeof value.updated_at === 'number' ? value.updated_at : createdAt,
       order: value.order === 'start' ? 'start' : 'stop',
       metadata: isObject(meta) ? { ...meta } : {},
+      verbatim: { key, process: value, metadataKey: id, metadata: meta },
     });
   }
-  return { processes: result, system: isObject(metadata.system) ? { ...metadata.system } : {} };
+  return { processes: result, unreadable, system: isObject(metadata.system) ? { ...metadata.system } : {} };
 }
 
 /** The store form of one process config. */
@@ -140,17 +162,17 @@ export interface ProcessRecord {
   metadata: Record<string, unknown>;
 }
 
-/** The whole file content for a set of processes, plus raw entries kept as they were found. */
+/** The whole file content for a set of processes, plus entries kept exactly as they were found. */
 export function serializeDb(
   records: ProcessRecord[],
   system: Record<string, unknown>,
-  kept: Record<string, { process: unknown; metadata: unknown }> = {},
+  kept: readonly VerbatimEntry[] = [],
 ): string {
   const process: Record<string, unknown> = {};
   const metadata: Record<string, unknown> = {};
-  for (const [id, raw] of Object.entries(kept)) {
-    process[id] = raw.process;
-    if (raw.metadata !== undefined) metadata[id] = raw.metadata;
+  for (const entry of kept) {
+    process[entry.key] = entry.process;
+    if (entry.metadata !== undefined) metadata[entry.metadataKey] = entry.metadata;
   }
   for (const record of [...records].sort((a, b) => a.config.id.localeCompare(b.config.id))) {
     const id = record.config.id;

@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { DbWriter, loadDb, serializeDb, type ProcessRecord, type StoredProcess } from './db.js';
+import {
+  DbWriter,
+  loadDb,
+  serializeDb,
+  type ProcessRecord,
+  type StoredProcess,
+  type VerbatimEntry,
+} from './db.js';
 import { readProcessConfig, type ProcessConfig } from './process-config.js';
 
 /** A stored process that reads and validates, ready to be given a runtime. */
@@ -11,14 +18,16 @@ export interface LoadedProcess {
 
 /**
  * The service's `<db.dir>/db.json`: loads the stored processes, keeps what it cannot use (an
- * entry that no longer validates is logged and written back unchanged, never dropped), keeps the
- * server-wide metadata, and writes the current records after every change.
+ * entry that does not read or no longer validates is logged and written back exactly as it was
+ * found, metadata included, never dropped), keeps the server-wide metadata, and writes the
+ * current records after every change.
  */
 export class ProcessStore {
   private readonly file: string;
   private readonly writer: DbWriter;
   private system: Record<string, unknown> = {};
-  private readonly kept: Record<string, { process: unknown; metadata: unknown }> = {};
+  /** Entries the server cannot use, by their key in the file. */
+  private readonly kept = new Map<string, VerbatimEntry>();
 
   constructor(
     dbDir: string,
@@ -26,7 +35,7 @@ export class ProcessStore {
     records: () => ProcessRecord[],
   ) {
     this.file = join(dbDir, 'db.json');
-    this.writer = new DbWriter(this.file, () => serializeDb(records(), this.system, this.kept));
+    this.writer = new DbWriter(this.file, () => serializeDb(records(), this.system, [...this.kept.values()]));
   }
 
   /**
@@ -38,10 +47,18 @@ export class ProcessStore {
   ): Promise<LoadedProcess[]> {
     const content = await loadDb(this.file);
     this.system = content.system;
+    for (const entry of content.unreadable) {
+      this.logger.error(
+        { process: entry.key },
+        'stored process is not an object; kept in db.json but not loaded',
+      );
+      this.kept.set(entry.key, entry);
+    }
     const configs = new Map<string, { config: ProcessConfig; stored: StoredProcess }>();
     for (const stored of content.processes) {
       const { config, problems } = readProcessConfig(stored.body);
       if (config === undefined) this.keep(stored, problems);
+      else if (configs.has(config.id)) this.keep(stored, [`id: another entry has the id "${config.id}"`]);
       else configs.set(config.id, { config, stored });
     }
     const loaded: LoadedProcess[] = [];
@@ -58,11 +75,21 @@ export class ProcessStore {
     return this.writer.save();
   }
 
+  /**
+   * A process with this id now exists (created, or renamed to it): the kept entry of that id is
+   * replaced for good, metadata included, rather than coming back when the new process is deleted.
+   */
+  release(id: string): void {
+    for (const [key, entry] of this.kept) {
+      if (key === id || entry.metadataKey === id) this.kept.delete(key);
+    }
+  }
+
   private keep(stored: StoredProcess, problems: string[]): void {
     this.logger.error(
       { process: stored.id, problems },
       'stored process is invalid; kept in db.json but not loaded',
     );
-    this.kept[stored.id] = { process: { id: stored.id, config: stored.body }, metadata: stored.metadata };
+    this.kept.set(stored.verbatim.key, stored.verbatim);
   }
 }

@@ -166,6 +166,7 @@ export class ProcessService {
         throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
       const now = this.nowSeconds();
       const entry = await this.factory.create(config, { createdAt: now, updatedAt: now, metadata: {} });
+      this.db.release(config.id);
       this.entries.set(config.id, entry);
       this.rebuildPrefixes();
       if (config.autostart) entry.supervisor.start();
@@ -197,6 +198,7 @@ export class ProcessService {
       entry.report.adopt(old.report);
       entry.supervisor.adoptCounts(old.supervisor);
       this.entries.delete(id);
+      this.db.release(config.id);
       this.entries.set(config.id, entry);
       this.rebuildPrefixes();
       if (order === 'start') entry.supervisor.start();

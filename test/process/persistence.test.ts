@@ -123,6 +123,78 @@ describe('persistence in db.json', () => {
     }
   });
 
+  it('writes entries it cannot use back exactly as found, through restarts and other changes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'streamcore-process-keep-'));
+    // Valid in the store format, but its output lies outside the disk directory.
+    const invalid = {
+      id: 'outside',
+      reference: 'keep-ref',
+      config: {
+        id: 'outside',
+        reference: 'keep-ref',
+        ffversion: '^5.1.2',
+        input: [{ id: 'in', address: 'testsrc=size=32x24:rate=10', options: ['-f', 'lavfi'], cleanup: null }],
+        output: [{ id: 'out', address: '/elsewhere/out.ts', options: ['-f', 'mpegts'], cleanup: [] }],
+        options: ['-loglevel', 'info'],
+        reconnect: true,
+        reconnect_delay_seconds: 15,
+        autostart: true,
+        stale_timeout_seconds: 30,
+        limit_cpu_usage: 0,
+        limit_memory_bytes: 0,
+        limit_waitfor_seconds: 5,
+      },
+      created_at: 1663765432,
+      updated_at: 1663769999,
+      order: 'start',
+      future_field: { kept: true },
+    };
+    const invalidMetadata = { 'restreamer-ui': { meta: { name: 'Old camera' } } };
+    const notAnObject = 'garbage';
+    const original = {
+      version: 4,
+      process: { outside: invalid, broken: notAnObject },
+      metadata: { system: {}, process: { outside: invalidMetadata } },
+    };
+    try {
+      await mkdir(join(dir, 'db'), { recursive: true });
+      await writeFile(join(dir, 'db', 'db.json'), JSON.stringify(original, null, 2));
+      const first = await startServer({ dir });
+      assert.deepEqual(await ok(first, 'GET', '/process'), [], 'neither entry is loaded');
+      await ok(first, 'POST', '/process', lavfiProcess('other'));
+      await first.close();
+      const second = await startServer({ dir });
+      try {
+        await ok(second, 'PUT', '/process/other/metadata/note', 'changed');
+        const text = await readFile(join(dir, 'db', 'db.json'), 'utf8');
+        const db = JSON.parse(text) as DbFile & { process: Record<string, unknown> };
+        assert.deepEqual(db.process.outside, invalid);
+        assert.equal(
+          JSON.stringify(db.process.outside),
+          JSON.stringify(invalid),
+          'same keys in the same order',
+        );
+        assert.equal(db.process.broken, notAnObject);
+        assert.deepEqual(db.metadata.process.outside, invalidMetadata);
+        assert.deepEqual(db.metadata.process.other, { note: 'changed' });
+        assert.ok(
+          text.includes(JSON.stringify(invalid, null, 2).replaceAll('\n', '\n    ')),
+          'the same text',
+        );
+        // A new process with that id replaces the kept entry for good, metadata included.
+        await ok(second, 'POST', '/process', lavfiProcess('outside'));
+        await ok(second, 'DELETE', '/process/outside');
+        const after = await readDb(dir);
+        assert.equal(after.process.outside, undefined);
+        assert.equal(after.metadata.process.outside, undefined);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start on a db.json it cannot read, rather than overwrite it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'streamcore-process-baddb-'));
     try {
