@@ -24,18 +24,28 @@ export function validateProcessConfig(config: ProcessConfig, context: Validation
   if (config.id.includes('/')) problems.push('id: must not contain "/"');
   if (config.input.length === 0) problems.push('input: at least one input is required');
   if (config.output.length === 0) problems.push('output: at least one output is required');
-  checkIds('input', config.input, problems);
-  checkIds('output', config.output, problems);
   const resolved = resolveConfig(config, context.placeholders);
+  // On the resolved ids: `{processid}` and the process id itself are the same id when it runs.
+  checkIds('input', resolved.input, config.input, problems);
+  checkIds('output', resolved.output, config.output, problems);
   resolved.input.forEach((input, index) => checkInput(config, input, `input[${index}]`, context, problems));
   resolved.output.forEach((output, index) => checkOutput(output, `output[${index}]`, context, problems));
   return problems;
 }
 
-function checkIds(kind: 'input' | 'output', list: ProcessIO[], problems: string[]): void {
+function checkIds(
+  kind: 'input' | 'output',
+  resolved: ProcessIO[],
+  written: ProcessIO[],
+  problems: string[],
+): void {
   const seen = new Set<string>();
-  list.forEach((io, index) => {
-    if (seen.has(io.id)) problems.push(`${kind}[${index}].id: duplicate ${kind} id "${io.id}"`);
+  resolved.forEach((io, index) => {
+    if (seen.has(io.id)) {
+      const given = written[index]?.id ?? io.id;
+      const origin = given === io.id ? '' : ` (written "${given}")`;
+      problems.push(`${kind}[${index}].id: duplicate ${kind} id "${io.id}"${origin}`);
+    }
     seen.add(io.id);
   });
 }

@@ -114,6 +114,29 @@ describe('process API', () => {
       { ...valid, output: [valid.output, valid.output].flat() },
       'output[1].id: duplicate output id "out"',
     );
+    // Ids are compared as they run, placeholders resolved.
+    await rejects(
+      {
+        ...valid,
+        id: 'r1',
+        output: [
+          { id: '{processid}', address: '-', options: ['-f', 'null'] },
+          { id: 'r1', address: '-', options: ['-f', 'null'] },
+        ],
+      },
+      'output[1].id: duplicate output id "r1"',
+    );
+    await rejects(
+      {
+        ...valid,
+        reference: 'cam',
+        input: [
+          { id: 'cam', address: 'testsrc', options: ['-f', 'lavfi'] },
+          { id: '{reference}', address: 'testsrc', options: ['-f', 'lavfi'] },
+        ],
+      },
+      'input[1].id: duplicate input id "cam" (written "{reference}")',
+    );
     await rejects({ ...valid, input: [{ id: 'in', address: '' }] }, 'input[0].address: must not be empty');
     await rejects({ ...valid, output: [{ id: 'out', address: '' }] }, 'output[0].address: must not be empty');
     await rejects(
