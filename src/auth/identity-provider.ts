@@ -42,7 +42,7 @@ interface Tenant {
 /**
  * Verifies access tokens of the configured identity-provider tenants (SPEC §3.3): the signature
  * with the tenant key named by `kid` (RS256 or ES256), `iss`, `aud`, `exp`, `nbf`, and that `sub`
- * is one of the tenant's users. Tenants sharing a key set URL share one `RemoteKeySet`.
+ * is one of that tenant's users. Tenants sharing a key set URL share one `RemoteKeySet`.
  */
 export class IdentityProviders {
   private readonly tenants: Tenant[];
@@ -75,19 +75,38 @@ export class IdentityProviders {
     );
   }
 
-  /** The provider's subject when `token` is acceptable; throws `ProviderLoginError` otherwise. */
+  /**
+   * The provider's subject when `token` is acceptable; throws `ProviderLoginError` otherwise.
+   * Tenants may share issuer and audience yet differ in key set and users (two applications of one
+   * provider account, say): every tenant matching `iss` and `aud` is tried in config order, and the
+   * first whose key set verifies the signature and whose users include `sub` accepts the token.
+   * Each key set keeps its own unknown-`kid` cool-down, so trying several costs no extra fetches.
+   */
   async verify(token: string): Promise<string> {
     const claims = this.inspect(token);
     const claimed = typeof claims.sub === 'string' ? claims.sub : undefined;
-    const reject = (reason: string): ProviderLoginError =>
-      new ProviderLoginError('rejected', reason, claimed);
-
     const byIssuer = this.tenants.filter((tenant) => tenant.issuer === claims.iss);
-    if (byIssuer.length === 0) throw reject('wrong issuer');
+    if (byIssuer.length === 0) throw new ProviderLoginError('rejected', 'wrong issuer', claimed);
     const candidates = byIssuer.filter((tenant) => audienceIncludes(claims.aud, tenant.config.audience));
-    const tenant = candidates[0];
-    if (tenant === undefined) throw reject('wrong audience');
+    let refusal: Refusal = { rank: -1, error: new ProviderLoginError('rejected', 'wrong audience', claimed) };
+    for (const tenant of candidates) {
+      const outcome = await this.verifyWith(tenant, token, claimed);
+      if (typeof outcome === 'string') return outcome;
+      if (outcome.rank > refusal.rank) refusal = outcome;
+    }
+    throw refusal.error;
+  }
 
+  /** The subject when `tenant` accepts the token, or why it does not. */
+  private async verifyWith(
+    tenant: Tenant,
+    token: string,
+    claimed: string | undefined,
+  ): Promise<string | Refusal> {
+    const reject = (rank: number, reason: string): Refusal => ({
+      rank,
+      error: new ProviderLoginError('rejected', reason, claimed),
+    });
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, tenant.keySet.getKey, {
@@ -99,18 +118,19 @@ export class IdentityProviders {
       }));
     } catch (error) {
       if (error instanceof KeySetUnavailableError) {
-        throw new ProviderLoginError(
-          'unavailable',
-          `${tenant.config.domain}: ${error.message}`,
-          claimed,
-          error.retryAfterSec,
-        );
+        const reason = `${tenant.config.domain}: ${error.message}`;
+        return {
+          rank: REFUSAL_RANK.unavailable,
+          error: new ProviderLoginError('unavailable', reason, claimed, error.retryAfterSec),
+        };
       }
-      throw reject(this.reasonOf(error));
+      return reject(rankOf(error), this.reasonOf(error));
     }
     const subject = payload.sub;
-    if (typeof subject !== 'string' || subject === '') throw reject('"sub" claim must be a non-empty string');
-    if (!candidates.some((candidate) => candidate.users.has(subject))) throw reject('user not allowed');
+    if (typeof subject !== 'string' || subject === '') {
+      return reject(REFUSAL_RANK.signed, '"sub" claim must be a non-empty string');
+    }
+    if (!tenant.users.has(subject)) return reject(REFUSAL_RANK.signed, 'user not allowed');
     return subject;
   }
 
@@ -161,6 +181,29 @@ export class IdentityProviders {
     this.deps.logger.error({ err: error }, 'unexpected error while verifying an identity-provider token');
     return 'token could not be verified';
   }
+}
+
+/** Why one tenant did not accept a token; of several, the highest rank is answered. */
+interface Refusal {
+  rank: number;
+  error: ProviderLoginError;
+}
+
+/**
+ * How far a token got with a tenant. A refusal after the signature verified (expired, user not
+ * allowed) says most; a key set that could not be fetched comes next, since that tenant might have
+ * accepted the token (503, retry later); then a key that did not verify; last, a `kid` the tenant's
+ * key set lacks, which only says that the token is not that tenant's.
+ */
+const REFUSAL_RANK = { unknownKey: 0, notVerified: 1, unavailable: 2, signed: 3 } as const;
+
+function rankOf(error: unknown): number {
+  if (error instanceof errors.JWKSNoMatchingKey) return REFUSAL_RANK.unknownKey;
+  // jose checks the claims only after the signature verified.
+  if (error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed) {
+    return REFUSAL_RANK.signed;
+  }
+  return REFUSAL_RANK.notVerified;
 }
 
 function audienceIncludes(aud: unknown, audience: string): boolean {

@@ -274,6 +274,100 @@ describe('identity-provider login', () => {
   });
 });
 
+describe('identity-provider tenants sharing issuer and audience', () => {
+  // Two applications of one provider account: same issuer and audience, their own key sets and users.
+  const BOB = 'auth0|bob';
+  let first: ProviderKey;
+  let second: ProviderKey;
+  let firstKeys: KeySetServer;
+  let secondKeys: KeySetServer;
+  let server: TestServer;
+  const clock = manualClock();
+
+  before(async () => {
+    first = await providerKey('first-1', 'RS256');
+    second = await providerKey('second-1', 'ES256');
+    firstKeys = await startKeySetServer([first]);
+    secondKeys = await startKeySetServer([second]);
+    server = await startServer({
+      config: providerConfig([
+        tenant(firstKeys.jwksUrl, { clientid: 'first', users: [ALICE] }),
+        tenant(secondKeys.jwksUrl, { clientid: 'second', users: [BOB] }),
+      ]),
+      now: clock.now,
+    });
+  });
+  after(async () => {
+    await server.close();
+    await firstKeys.close();
+    await secondKeys.close();
+  });
+
+  it('accepts a token of the second tenant: its key set has the kid and its users the sub', async () => {
+    const answer = await providerLogin(server.url, await mintProviderToken(second, claims({ sub: BOB })));
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(payloadOf((JSON.parse(answer.text) as { access_token: string }).access_token).sub, BOB);
+    const own = await providerLogin(server.url, await mintProviderToken(first, claims()));
+    assert.equal(own.status, 200, own.text);
+    assert.deepEqual([firstKeys.fetches, secondKeys.fetches], [1, 1]);
+  });
+
+  it('refuses a user of the other tenant: the sub must be in the users of the tenant whose key verified', async () => {
+    expectRejected(
+      await providerLogin(server.url, await mintProviderToken(first, claims({ sub: BOB }))),
+      /user not allowed/,
+    );
+    expectRejected(
+      await providerLogin(server.url, await mintProviderToken(second, claims({ sub: ALICE }))),
+      /user not allowed/,
+    );
+  });
+
+  it('answers an unknown kid after asking each key set at most once per cool-down', async () => {
+    clock.advance(COOLDOWN_MS + 1000);
+    const before = [firstKeys.fetches, secondKeys.fetches];
+    const stranger = await providerKey('stranger', 'RS256');
+    for (let attempt = 0; attempt < 10; attempt++) {
+      expectRejected(
+        await providerLogin(server.url, await mintProviderToken(stranger, claims())),
+        /unknown key/,
+      );
+    }
+    assert.deepEqual(
+      [firstKeys.fetches, secondKeys.fetches],
+      before.map((count) => count + 1),
+    );
+    // Within the cool-down, a token of either tenant still logs in from the cached sets.
+    const answer = await providerLogin(server.url, await mintProviderToken(second, claims({ sub: BOB })));
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(
+      [firstKeys.fetches, secondKeys.fetches],
+      before.map((count) => count + 1),
+    );
+  });
+
+  it("tries the next tenant when the first one's key set cannot be fetched", async () => {
+    const port = await closedPort();
+    const other = await startServer({
+      config: providerConfig([
+        tenant(`http://127.0.0.1:${port}/.well-known/jwks.json`, { users: [ALICE] }),
+        tenant(secondKeys.jwksUrl, { users: [BOB] }),
+      ]),
+    });
+    try {
+      const answer = await providerLogin(other.url, await mintProviderToken(second, claims({ sub: BOB })));
+      assert.equal(answer.status, 200, answer.text);
+      // Nobody accepts a stranger, and the first tenant might have: the provider's fault, 503.
+      const stranger = await providerKey('stranger', 'RS256');
+      const down = await providerLogin(other.url, await mintProviderToken(stranger, claims()));
+      assert.equal(down.status, 503, down.text);
+      assert.match(envelopeOf(down).details[0] ?? '', /id\.example\.test: key set could not be fetched/);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('identity-provider outages', () => {
   it('starts without the provider, keeps password login, answers 503 with the reason, and recovers', async () => {
     const port = await closedPort();
