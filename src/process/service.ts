@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { ApiError } from '../http/index.js';
 import type { Filesystem } from '../storage/filesystem.js';
+import { parseOutputReference } from './address.js';
 import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './cleanup.js';
 import { createCredentialMask, memfsSecrets, type CredentialMask } from './credential-mask.js';
 import { EntryFactory } from './entry-factory.js';
@@ -157,8 +158,11 @@ export class ProcessService {
 
   async create(body: unknown): Promise<ProcessConfig> {
     this.ensureOpen();
-    const config = this.readAndValidate(body);
-    return this.locks.run([config.id], async () => {
+    const config = readOrThrow(body);
+    // The processes its inputs read from are held too: none of them is renamed or deleted
+    // between the check of the references and the creation.
+    return this.locks.run(this.lockKeys([config.id], config), async () => {
+      this.validate(config);
       if (this.entries.has(config.id)) {
         throw invalid([`id: a process with id "${config.id}" already exists`]);
       }
@@ -175,36 +179,36 @@ export class ProcessService {
     });
   }
 
-  /** Merges `body` over the current config and replaces the process (SPEC §7.2 PUT). */
+  /**
+   * Merges `body` over the current config and replaces the process (SPEC §7.2 PUT). The current
+   * config is read, merged and validated under the process's lock, so that concurrent updates
+   * apply one after the other and none is lost.
+   */
   async update(id: string, body: unknown): Promise<ProcessConfig> {
     this.ensureOpen();
     const current = this.entry(id);
     if (!isObject(body))
       throw invalid([body === undefined ? 'body: a JSON object is required' : 'body: must be a JSON object']);
-    const config = this.readAndValidate(mergeOver(configToPlain(current.config), body));
-    return this.locks.run([id, config.id], async () => {
-      const old = this.entry(id);
-      if (config.id !== id && this.entries.has(config.id)) {
-        throw invalid([`id: cannot rename "${id}" to "${config.id}", a process with that id exists`]);
-      }
-      const order = old.supervisor.order;
-      await old.supervisor.dispose();
-      await this.purge(this.rulesOf(old));
-      const entry = await this.factory.create(config, {
-        createdAt: old.createdAt,
-        updatedAt: this.nowSeconds(),
-        metadata: old.metadata,
+    // The keys (new id, referenced processes) depend on the merged config; guessed from the
+    // current one, checked again under the locks, and taken again when an update in between
+    // changed them. The attempts are bounded; the last one goes on with the keys it holds.
+    let keys = this.lockKeys([id], readProcessConfig(mergeOver(configToPlain(current.config), body)).config);
+    for (let attempt = 1; ; attempt++) {
+      const held = keys;
+      const updated = await this.locks.run(held, async () => {
+        const old = this.entry(id);
+        const config = readOrThrow(mergeOver(configToPlain(old.config), body));
+        keys = this.lockKeys([id], config);
+        if (attempt < MAX_LOCK_ATTEMPTS && keys.some((key) => !held.includes(key))) return undefined;
+        this.validate(config);
+        if (config.id !== id && this.entries.has(config.id)) {
+          throw invalid([`id: cannot rename "${id}" to "${config.id}", a process with that id exists`]);
+        }
+        await this.replace(old, config);
+        return config;
       });
-      entry.report.adopt(old.report);
-      entry.supervisor.adoptCounts(old.supervisor);
-      this.entries.delete(id);
-      this.db.release(config.id);
-      this.entries.set(config.id, entry);
-      this.rebuildPrefixes();
-      if (order === 'start') entry.supervisor.start();
-      await this.db.save();
-      return config;
-    });
+      if (updated !== undefined) return updated;
+    }
   }
 
   /** Stops the process, purges its `purge_on_delete` files and forgets it. */
@@ -291,12 +295,40 @@ export class ProcessService {
     if (order === 'start') fresh.supervisor.start();
   }
 
-  private readAndValidate(body: unknown): ProcessConfig {
-    const { config, problems } = readProcessConfig(body);
-    if (config === undefined) throw invalid(problems);
-    const semantic = validateProcessConfig(config, this.validationContext());
-    if (semantic.length > 0) throw invalid(semantic);
-    return config;
+  /** Replaces the runtime of `old` by one for `config` (update); the caller holds the locks. */
+  private async replace(old: ProcessEntry, config: ProcessConfig): Promise<void> {
+    const order = old.supervisor.order;
+    await old.supervisor.dispose();
+    await this.purge(this.rulesOf(old));
+    const entry = await this.factory.create(config, {
+      createdAt: old.createdAt,
+      updatedAt: this.nowSeconds(),
+      metadata: old.metadata,
+    });
+    entry.report.adopt(old.report);
+    entry.supervisor.adoptCounts(old.supervisor);
+    this.entries.delete(old.config.id);
+    this.db.release(config.id);
+    this.entries.set(config.id, entry);
+    this.rebuildPrefixes();
+    if (order === 'start') entry.supervisor.start();
+    await this.db.save();
+  }
+
+  /** The semantic checks (SPEC §7.1) against the current processes; throws a 400. */
+  private validate(config: ProcessConfig): void {
+    const problems = validateProcessConfig(config, this.validationContext());
+    if (problems.length > 0) throw invalid(problems);
+  }
+
+  /** `ids` and the processes the inputs of `config` read from (`#<id>:output=…`). */
+  private lockKeys(ids: string[], config: ProcessConfig | undefined): string[] {
+    if (config === undefined) return ids;
+    const resolved = resolveConfig(config, this.placeholders());
+    const referenced = resolved.input.flatMap(
+      (input) => parseOutputReference(input.address)?.processId ?? [],
+    );
+    return [...new Set([...ids, config.id, ...referenced])].sort();
   }
 
   private validationContext() {
@@ -383,6 +415,16 @@ export class ProcessService {
   private nowSeconds(): number {
     return Math.floor(this.deps.now() / 1000);
   }
+}
+
+/** Attempts of an update to hold the locks its merged config needs (see `update`). */
+const MAX_LOCK_ATTEMPTS = 3;
+
+/** The config read from a request body (shape and defaults), or a 400 naming every problem. */
+function readOrThrow(body: unknown): ProcessConfig {
+  const { config, problems } = readProcessConfig(body);
+  if (config === undefined) throw invalid(problems);
+  return config;
 }
 
 function invalid(problems: string[]): ApiError {

@@ -334,6 +334,24 @@ describe('process API', () => {
     await ok(server, 'DELETE', '/process/upd');
   });
 
+  it('keeps both changes of two concurrent PUTs to different fields', async () => {
+    await ok(server, 'POST', '/process', lavfiProcess('race', { autostart: true }));
+    await waitForState(server, 'race', 'running', 15_000, 1);
+    // Replacing a running process waits for the old child to exit: the second PUT arrives
+    // while the first one is under way.
+    const [first, second] = await Promise.all([
+      call<Record<string, unknown>>(server, 'PUT', '/process/race', { reference: 'changed-by-first' }),
+      call<Record<string, unknown>>(server, 'PUT', '/process/race', { options: ['-loglevel', 'warning'] }),
+    ]);
+    assert.deepEqual([first.status, second.status], [200, 200], `${first.text} ${second.text}`);
+    const config = await ok<Record<string, unknown>>(server, 'GET', '/process/race/config');
+    assert.equal(config.reference, 'changed-by-first');
+    assert.deepEqual(config.options, ['-loglevel', 'warning']);
+    await waitForState(server, 'race', 'running');
+    assert.ok((await getState(server, 'race')).command.includes('warning'), 'the merged config runs');
+    await ok(server, 'DELETE', '/process/race');
+  });
+
   it('renames with PUT, but not onto an existing id', async () => {
     await ok(server, 'POST', '/process', lavfiProcess('old-name'));
     await ok(server, 'POST', '/process', lavfiProcess('taken'));
