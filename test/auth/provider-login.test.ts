@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { EncryptJWT, exportSPKI, importJWK, SignJWT } from 'jose';
+import { pino } from 'pino';
+import { IdentityProviders } from '../../src/auth/identity-provider.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
   authConfig,
   closedPort,
   envelopeOf,
+  fetchTrusting,
+  loopbackTls,
   manualClock,
   mintProviderToken,
   PASSWORD,
@@ -364,6 +368,31 @@ describe('identity-provider tenants sharing issuer and audience', () => {
       assert.match(envelopeOf(down).details[0] ?? '', /id\.example\.test: key set could not be fetched/);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('identity-provider tenant defaults (the Auth0 layout)', () => {
+  it('expects iss https://<domain>/ and fetches the key set from https://<domain>/.well-known/jwks.json', async () => {
+    // A tenant with neither issuer nor jwks_url, whose domain is a key-set server on loopback
+    // speaking HTTPS with a test certificate, verified by the server's own IdentityProviders.
+    const tls = loopbackTls();
+    const rsa = await providerKey('rsa-1', 'RS256');
+    const keySet = await startKeySetServer([rsa], 0, tls);
+    try {
+      const domain = new URL(keySet.url).host;
+      const providers = new IdentityProviders(
+        [{ domain, audience: AUDIENCE, clientid: 'c', users: [ALICE] }],
+        { fetch: fetchTrusting(tls.cert), now: Date.now, logger: pino({ level: 'silent' }) },
+      );
+      const token = (iss: string): Promise<string> => mintProviderToken(rsa, claims({ iss }));
+      assert.equal(await providers.verify(await token(`https://${domain}/`)), ALICE);
+      assert.equal(keySet.fetches, 1, 'the key set came from /.well-known/jwks.json of the domain');
+      for (const other of [`https://${domain}`, `http://${domain}/`, ISSUER]) {
+        await assert.rejects(providers.verify(await token(other)), /wrong issuer/, other);
+      }
+    } finally {
+      await keySet.close();
     }
   });
 });

@@ -1,5 +1,14 @@
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createTlsServer, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
@@ -191,7 +200,58 @@ export interface KeySetServer {
   close(): Promise<void>;
 }
 
-export async function startKeySetServer(keys: ProviderKey[], port = 0): Promise<KeySetServer> {
+/** A certificate for `127.0.0.1` (IP SAN, valid until 2126) and its key, from `fixtures/`. */
+export interface LoopbackTls {
+  key: string;
+  cert: string;
+}
+
+export function loopbackTls(): LoopbackTls {
+  const read = (name: string): string => readFileSync(new URL(`fixtures/${name}`, import.meta.url), 'utf8');
+  return { key: read('loopback-tls.key'), cert: read('loopback-tls.crt') };
+}
+
+/**
+ * A `fetch` over node:https that trusts `ca` (the test certificate). Node 20's global fetch reads
+ * its trusted certificates once at process start (`NODE_EXTRA_CA_CERTS`), so it cannot be told to
+ * trust one made for a test. What a key set fetch uses: method, headers, signal; status, headers
+ * and body of the answer.
+ */
+export function fetchTrusting(ca: string): typeof fetch {
+  return (input, init) =>
+    new Promise((resolve, reject) => {
+      const url = input instanceof Request ? input.url : input;
+      const request = httpsRequest(
+        url,
+        {
+          method: init?.method ?? 'GET',
+          headers: Object.fromEntries(new Headers(init?.headers)),
+          ca,
+          signal: init?.signal ?? undefined,
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            const headers = new Headers();
+            const raw = response.rawHeaders;
+            for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] ?? '', raw[i + 1] ?? '');
+            resolve(new Response(Buffer.concat(chunks), { status: response.statusCode ?? 0, headers }));
+          });
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end();
+    });
+}
+
+/** Serves the key set over HTTPS with `tls` when given (its `url` is then `https://127.0.0.1:<port>`). */
+export async function startKeySetServer(
+  keys: ProviderKey[],
+  port = 0,
+  tls?: LoopbackTls,
+): Promise<KeySetServer> {
   const held: Array<() => void> = [];
   const state: KeySetServer = {
     url: '',
@@ -206,7 +266,7 @@ export async function startKeySetServer(keys: ProviderKey[], port = 0): Promise<
       await once(server, 'close');
     },
   };
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url !== '/.well-known/jwks.json') {
       res.writeHead(404).end();
       return;
@@ -218,10 +278,12 @@ export async function startKeySetServer(keys: ProviderKey[], port = 0): Promise<
     }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ keys: state.keys.map((key) => key.jwk) }));
-  });
+  };
+  const server: Server = tls === undefined ? createServer(handler) : createTlsServer(tls, handler);
   server.listen(port, '127.0.0.1');
   await once(server, 'listening');
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const scheme = tls === undefined ? 'http' : 'https';
+  state.url = `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   state.jwksUrl = `${state.url}/.well-known/jwks.json`;
   return state;
 }
