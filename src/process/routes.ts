@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
 import { compileGlob, type Glob } from '../storage/index.js';
 import { PROCESS_PARTS, type ProcessPart } from './api-shapes.js';
+import { globSyntaxProblem } from './glob-syntax.js';
 import { isObject } from './process-config.js';
 import { COMMANDS, type Command, type ProcessService } from './service.js';
 import { processView, reportView, stateView } from './views.js';
@@ -138,6 +139,8 @@ function readGlob(query: Query, name: string): Glob | undefined {
   if (pattern.length > MAX_PATTERN_LENGTH) {
     throw new ApiError('BAD_REQUEST', `${name}: longer than ${MAX_PATTERN_LENGTH} characters`);
   }
+  const problem = globSyntaxProblem(pattern);
+  if (problem !== undefined) throw new ApiError('BAD_REQUEST', `${name}: invalid pattern (${problem})`);
   try {
     return compileGlob(pattern);
   } catch (error) {

@@ -259,6 +259,19 @@ describe('process API', () => {
       combined.map((p) => p.id),
       ['cam-a'],
     );
+    // A malformed glob is a 400 naming the parameter, not an empty list.
+    for (const [query, parameter] of [
+      ['idpattern=cam-%5B', 'idpattern'],
+      ['idpattern=%7Bcam-a,cam-b', 'idpattern'],
+      ['refpattern=stud%7D', 'refpattern'],
+      ['refpattern=studio%5C', 'refpattern'],
+      ['refpattern=%5Bz-a%5D', 'refpattern'],
+    ] as const) {
+      const answer = await call<Envelope>(server, 'GET', `/process?${query}`);
+      assert.equal(answer.status, 400, `${query}: ${answer.text}`);
+      assert.equal(answer.body.code, 400);
+      assert.match(answer.body.details.join(), new RegExp(`^${parameter}: invalid pattern`), query);
+    }
     for (const id of ['cam-a', 'cam-b', 'snap-1', 'other']) await ok(server, 'DELETE', `/process/${id}`);
   });
 
