@@ -11,6 +11,7 @@ import {
   postLogin,
   rawRequest,
   USERNAME,
+  type Answer,
 } from './support.js';
 
 const WINDOW_SEC = 300;
@@ -136,38 +137,78 @@ describe('brute-force protection of POST /api/login', () => {
 describe('the failure delay', () => {
   let server: TestServer;
   const DELAY_MS = 2000;
+  const FAILURES = 8;
+  const log = capturingLogger();
   before(async () => {
     server = await startServer({
-      config: authConfig({ throttle: { max_failures: 100, delay_ms: DELAY_MS } }),
+      config: {
+        ...authConfig({ throttle: { max_failures: 100, delay_ms: DELAY_MS } }),
+        metrics: { enable: true, interval_sec: 1, range_sec: 10 },
+      },
+      logger: log.logger,
     });
   });
   after(() => server.close());
 
-  it('delays failed logins without blocking other requests', async () => {
+  /** `POST /api/v3/metrics` for `cpu_idle`: a guarded route that reads the metrics store. */
+  const queryCpuIdle = (accessToken: string): Promise<Answer> =>
+    rawRequest(`${server.url}/api/v3/metrics`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ metrics: [{ name: 'cpu_idle' }] }),
+    });
+  const cpuIdleSeries = (answer: Answer): number =>
+    (JSON.parse(answer.text) as { metrics: { name: string }[] }).metrics.filter(
+      (series) => series.name === 'cpu_idle',
+    ).length;
+
+  it('delays failed logins without blocking other requests', async (t) => {
     const { access_token } = await loginPair(server.url);
+    // The query has something to find once the first sample is collected.
+    for (let tries = 0; cpuIdleSeries(await queryCpuIdle(access_token)) === 0; tries++) {
+      assert.ok(tries < 100, 'no cpu_idle sample within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    const marker = `delayed-${Date.now()}`;
     const events: string[] = [];
     const started = Date.now();
-    const failures = Array.from({ length: 8 }, (_, index) =>
-      postLogin(server.url, { username: USERNAME, password: `wrong${index}` }).then((answer) => {
+    const failures = Array.from({ length: FAILURES }, (_, index) =>
+      postLogin(server.url, { username: `${marker}-${index}`, password: 'wrong' }).then((answer) => {
         events.push('failure');
         return { answer, elapsed: Date.now() - started };
       }),
     );
-    // While the failures wait: a metrics query, a login and the identity call are answered.
-    const query = await rawRequest(`${server.url}/api/v3/metrics`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ metrics: [{ name: 'cpu_idle' }] }),
-    });
+    // A failure's line is logged before its delay begins: once all are logged, all are pending.
+    const logged = (): number => log.lines().filter((line) => String(line.msg).includes(marker)).length;
+    while (logged() < FAILURES) await new Promise((resolve) => setTimeout(resolve, 10));
+    const pendingAfterMs = Date.now() - started;
+    assert.equal(events.length, 0, 'no failure was answered before its delay');
+
+    const queryStarted = Date.now();
+    const query = await queryCpuIdle(access_token);
+    const queryMs = Date.now() - queryStarted;
     events.push('query');
     const login = await postLogin(server.url, { username: USERNAME, password: PASSWORD });
     events.push('login');
-    assert.ok(query.status < 500, `query answered ${query.status}`);
-    assert.equal(login.status, 200);
     const results = await Promise.all(failures);
-    assert.deepEqual(events.slice(0, 2), ['query', 'login'], 'answered while the failures were pending');
+    t.diagnostic(
+      `${FAILURES} failures pending after ${pendingAfterMs} ms; metrics query answered in ${queryMs} ms; ` +
+        `failures answered after ${Math.min(...results.map((r) => r.elapsed))}–` +
+        `${Math.max(...results.map((r) => r.elapsed))} ms (delay ${DELAY_MS} ms)`,
+    );
+
+    assert.equal(query.status, 200, query.text);
+    assert.equal(cpuIdleSeries(query), 1, query.text);
+    assert.equal(login.status, 200);
+    assert.deepEqual(
+      events.slice(0, 2),
+      ['query', 'login'],
+      'the query and a login were answered while the failures were pending',
+    );
     for (const { answer, elapsed } of results) {
       assert.equal(answer.status, 401);
+      // Timers may fire a millisecond early; nothing here is an upper bound.
       assert.ok(elapsed >= DELAY_MS - 50, `failure answered after ${elapsed} ms`);
     }
   });
