@@ -121,6 +121,15 @@ export class FfmpegRun {
       this.droppedLines = 0;
     }
     this.linesThisSecond = 0;
+    this.refillBudget();
+  }
+
+  /**
+   * A new second of the byte budget: paused pipes are read again. Also called when the child is
+   * being stopped: a child blocked on a write to a paused pipe could not write its last lines
+   * and exit, and would get SIGKILL.
+   */
+  refillBudget(): void {
     for (const reader of this.readers) {
       reader.bytes = 0;
       if (reader.paused) {

@@ -176,6 +176,7 @@ export class Supervisor {
       this.stopReason = reason;
       this.setState('finishing');
       run.signal('SIGINT');
+      run.refillBudget();
       this.killTimer = setTimeout(() => {
         this.note(`streamcore: no exit ${KILL_AFTER_MS / 1000} s after SIGINT, sending SIGKILL`);
         run.signal('SIGKILL');
@@ -238,7 +239,10 @@ export class Supervisor {
   async tick(nowMs: number): Promise<void> {
     this.vstats?.tick();
     const run = this.run;
-    if (run === undefined || this.currentState !== 'running') return;
+    if (run === undefined) return;
+    // A stopping child keeps its output budget: it must be able to write its last lines to exit.
+    if (this.currentState === 'finishing') run.refillBudget();
+    if (this.currentState !== 'running') return;
     run.tick(nowMs);
     const timeout = this.settings.staleTimeoutMs;
     if (timeout > 0 && nowMs - this.lastProgressMs >= timeout) {

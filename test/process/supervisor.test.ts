@@ -173,6 +173,32 @@ describe('supervision with the real ffmpeg', () => {
     }
   });
 
+  it('stops a child whose log pipe is paused by the output budget without SIGKILL', async () => {
+    // ffmpeg at -loglevel trace with -debug_ts writes tens of MB per second to stderr: the pipe
+    // is read 1 MiB per second and paused for the rest, so ffmpeg blocks on its writes.
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('chatty', {
+        input: [{ id: 'in', address: 'testsrc=size=32x24:rate=1000', options: ['-f', 'lavfi'] }],
+        options: ['-loglevel', 'trace', '-debug_ts'],
+        autostart: true,
+      }),
+    );
+    await waitForState(server, 'chatty', 'running');
+    await sleep(1500);
+    const started = Date.now();
+    await ok(server, 'PUT', '/process/chatty/command', { command: 'stop' });
+    const elapsed = Date.now() - started;
+    const state = await getState(server, 'chatty');
+    assert.equal(state.exec, 'finished', `ended ${state.exec} after ${elapsed} ms`);
+    assert.ok(elapsed < 2500, `stop took ${elapsed} ms`);
+    const report = await getReport(server, 'chatty');
+    assert.ok(!report.log.some(([, line]) => line.includes('sending SIGKILL')));
+    await ok(server, 'DELETE', '/process/chatty');
+  });
+
   it('stops a process whose memory stays above its limit for waitfor_seconds', async () => {
     await ok(
       server,

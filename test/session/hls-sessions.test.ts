@@ -305,6 +305,32 @@ describe('HLS ingest sessions', () => {
 });
 
 describe('session history persistence', () => {
+  it('writes the history every persist_interval_sec while the server runs', async () => {
+    const server = await startWithStream({ sessions: { persist: true, persist_interval_sec: 1 } });
+    const file = join(server.config.db.dir, 'sessions', 'hls.json');
+    const viewerSessionsInFile = async (): Promise<number | undefined> => {
+      const text = await readFile(file, 'utf8').catch(() => undefined);
+      if (text === undefined) return undefined;
+      const saved = JSON.parse(text) as { entries: { remote: string; sessions: number }[] };
+      return saved.entries.find((entry) => entry.remote === VIEWER)?.sessions ?? 0;
+    };
+    try {
+      // Written within an interval of the start, with nothing in it yet.
+      assert.equal(await until('the first periodic write', viewerSessionsInFile), 0);
+      // A session that closes (timeout 2 s) reaches the file at a later tick, still without a shutdown.
+      const id = sessionIdOf((await view(server, '/memfs/live.m3u8')).body.toString());
+      await view(server, `/memfs/live0.ts?session=${id}`);
+      const written = await until('the closed session in the file', async () => {
+        const count = await viewerSessionsInFile();
+        return count !== undefined && count > 0 ? count : undefined;
+      });
+      assert.equal(written, 1);
+      assert.equal((await active(server)).length, 0, 'written while the server still runs, after the close');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('writes <db.dir>/sessions/<collector>.json at shutdown and loads it at start', async () => {
     const first = await startWithStream({ sessions: { persist: true, persist_interval_sec: 60 } });
     const dir = first.dir;
