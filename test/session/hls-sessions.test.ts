@@ -235,6 +235,45 @@ describe('HLS session limits', () => {
   });
 });
 
+describe('HLS bitrate limit', () => {
+  it('answers a new viewer with 509 naming max_bitrate_mbit once hls egress reaches the limit', async () => {
+    const server = await startWithStream({ sessions: { max_bitrate_mbit: 1 } });
+    try {
+      // 2 MiB within the 10-second window is at least 1.6 Mbit/s: above 1 Mbit/s (1 048 576 bit/s).
+      const size = 2 * 1024 * 1024;
+      const put = await fetch(`${server.url}/memfs/big.ts`, { method: 'PUT', body: Buffer.alloc(size, 5) });
+      assert.equal(put.status, 201);
+      const first = await view(server, '/memfs/live.m3u8', '127.0.0.3');
+      assert.equal(first.status, 200, 'below the limit a viewer is let in');
+      const id = sessionIdOf(first.body.toString());
+      assert.equal((await view(server, `/memfs/big.ts?session=${id}`, '127.0.0.3')).status, 200);
+      await until('the egress counted', async () =>
+        (await active(server)).some((s) => s.id === id && s.bytes_tx > size) ? true : undefined,
+      );
+
+      const refused = await view(server, '/memfs/live.m3u8');
+      assert.equal(refused.status, 509);
+      assert.equal(refused.headers['content-type'], 'application/json; charset=utf-8');
+      const body = JSON.parse(refused.body.toString()) as {
+        code: number;
+        message: string;
+        details: string[];
+      };
+      assert.equal(body.code, 509);
+      assert.equal(body.message, 'Bandwidth Limit Exceeded');
+      assert.equal(body.details.length, 1);
+      assert.match(
+        body.details[0] ?? '',
+        /^sessions\.max_bitrate_mbit: hls egress \d+\.\d\d Mbit\/s reached the limit of 1 Mbit\/s$/,
+      );
+      // The viewer already watching continues.
+      assert.equal((await view(server, `/memfs/live.m3u8?session=${id}`, '127.0.0.3')).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('HLS sessions with an empty ignore list', () => {
   it('counts loopback viewers', async () => {
     const server = await startWithStream({ sessions: { ip_ignorelist: [] } });
