@@ -292,6 +292,58 @@ describe('HLS sessions with an empty ignore list', () => {
   });
 });
 
+describe('collectors without traffic of their own', () => {
+  const FED_BY_NO_ONE = ['ffmpeg', 'rtmp', 'srt'];
+  const SERIES = [
+    'session_active',
+    'session_limit',
+    'session_maxrxbitrate',
+    'session_maxtxbitrate',
+    'session_rxbitrate',
+    'session_rxbytes',
+    'session_total',
+    'session_txbitrate',
+    'session_txbytes',
+  ];
+
+  it('have their session_* series in the metrics query and in /metrics, at zero', async () => {
+    const server = await startServer({
+      config: { metrics: { enable: true, enable_prometheus: true, interval_sec: 1, range_sec: 10 } },
+    });
+    try {
+      const series = await until('the first collection of the session series', async () => {
+        const response = await fetch(`${server.url}/api/v3/metrics`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            metrics: SERIES.map((name) => ({ name, labels: { collector: '^(ffmpeg|rtmp|srt)$' } })),
+          }),
+        });
+        assert.equal(response.status, 200);
+        const answer = (await response.json()) as {
+          metrics: { name: string; labels: { collector: string }; values: [number, number][] }[];
+        };
+        return answer.metrics.length > 0 ? answer.metrics : undefined;
+      });
+      assert.deepEqual(
+        series.map((s) => `${s.name}{${s.labels.collector}}`),
+        SERIES.flatMap((name) => FED_BY_NO_ONE.map((collector) => `${name}{${collector}}`)),
+      );
+      for (const s of series) assert.equal(s.values.at(-1)?.[1], 0, `${s.name}{${s.labels.collector}}`);
+
+      const exposition = await (await fetch(`${server.url}/metrics`)).text();
+      for (const name of ['session_active', 'session_rx_bytes', 'session_total', 'session_tx_bytes']) {
+        for (const collector of FED_BY_NO_ONE) {
+          const line = `${name}{collector="${collector}",core="${server.config.id}"} 0`;
+          assert.ok(exposition.split('\n').includes(line), `${line} in\n${exposition}`);
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 /** The latest collected `session_rxbytes{collector="hlsingress"}` (active sessions included). */
 async function ingestRxBytes(server: TestServer): Promise<number | undefined> {
   const response = await fetch(`${server.url}/api/v3/metrics`, {
