@@ -235,6 +235,39 @@ describe('HLS session limits', () => {
   });
 });
 
+describe('HLS pending viewers and max_sessions', () => {
+  it('counts a pending viewer against max_sessions until it is dropped, at most 5 s after its last request', async (t) => {
+    const server = await startWithStream({ sessions: { max_sessions: 1, session_timeout_sec: 30 } });
+    try {
+      const pending = await view(server, '/memfs/live.m3u8', '127.0.0.3');
+      assert.equal(pending.status, 200);
+      sessionIdOf(pending.body.toString()); // a hand-off, and no segment: pending, not active
+      assert.deepEqual(await active(server), []);
+      const refused = await view(server, '/memfs/live.m3u8');
+      assert.equal(refused.status, 509, 'the pending viewer holds the only slot');
+      assert.match(
+        (JSON.parse(refused.body.toString()) as { details: string[] }).details[0] ?? '',
+        /^sessions\.max_sessions: 1 of 1 /,
+      );
+      // Dropped by the once-a-second sweep about 5 s after its last request; waiting up to 25 s
+      // leaves a loaded machine room and still fails if it were held for the 30 s session timeout.
+      const started = Date.now();
+      const admitted = await until(
+        'the pending slot to free up',
+        async () => {
+          const next = await view(server, '/memfs/live.m3u8');
+          return next.status === 200 ? next : undefined;
+        },
+        25_000,
+      );
+      sessionIdOf(admitted.body.toString());
+      t.diagnostic(`the pending slot freed up after ${Date.now() - started} ms`);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('HLS bitrate limit', () => {
   it('answers a new viewer with 509 naming max_bitrate_mbit once hls egress reaches the limit', async () => {
     const server = await startWithStream({ sessions: { max_bitrate_mbit: 1 } });
