@@ -320,10 +320,18 @@ describe('process API', () => {
 
   it('updates by merging over the current config, keeping metadata and log history, and restarts a running process', async () => {
     await ok(server, 'POST', '/process', lavfiProcess('upd', { autostart: true, reference: 'before' }));
-    await waitForState(server, 'upd', 'running', 15_000, 1);
+    const before = await waitForState(server, 'upd', 'running', 15_000, 1);
     await ok(server, 'PUT', '/process/upd/metadata/note', { text: 'keep me' });
-    const updated = await ok<Record<string, unknown>>(server, 'PUT', '/process/upd', { reference: 'after' });
+    const updated = await ok<Record<string, unknown>>(server, 'PUT', '/process/upd', {
+      reference: 'after',
+      output: [{ id: 'out', address: '-', options: ['-an', '-f', 'null'] }],
+    });
     assert.equal(updated.reference, 'after');
+    // The new config runs, in a new child.
+    const after = await waitForState(server, 'upd', 'running', 15_000, 1);
+    assert.notEqual(after.pid, before.pid);
+    assert.deepEqual(after.command.slice(-4), ['-an', '-f', 'null', '-']);
+    assert.ok(!before.command.includes('-an'));
     assert.deepEqual(
       updated.input,
       (lavfiProcess('upd').input as unknown[]).map((io) => ({ ...(io as object), cleanup: [] })),

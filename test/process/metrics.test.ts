@@ -51,6 +51,35 @@ describe('process metrics', () => {
     }
   });
 
+  it('counts the state entries of a process over start, stop and restarts (restream_process_states)', async () => {
+    await ok(server, 'POST', '/process', lavfiProcess('counted'));
+    const command = (name: string) => ok(server, 'PUT', '/process/counted/command', { command: name });
+    await command('start');
+    await waitForState(server, 'counted', 'running', 15_000, 1);
+    await command('stop');
+    await command('restart');
+    await waitForState(server, 'counted', 'running', 15_000, 1);
+    await command('restart');
+    await waitForState(server, 'counted', 'running', 15_000, 1);
+    // start, stop (running → finishing → finished), restart of a stopped process, restart of a
+    // running one (finishing → finished → starting → running).
+    const expected = { starting: 3, running: 3, finishing: 2, finished: 2, failed: 0, killed: 0 };
+    const counts = await waitFor<Record<string, number | undefined>>(
+      async () => {
+        const series = await query(server, [
+          { name: 'restream_process_states', labels: { processid: '^counted$' } },
+        ]);
+        const found: Record<string, number | undefined> = {};
+        for (const s of series) found[s.labels.state ?? ''] = s.values.at(-1)?.[1];
+        return found.running === 3 && found.finished === 2 ? found : undefined;
+      },
+      5000,
+      'the counts after the last restart',
+    );
+    assert.deepEqual(counts, expected);
+    await ok(server, 'DELETE', '/process/counted');
+  });
+
   it('reports a running process: fps near the source rate, growing frames, IO series and states', async () => {
     await ok(
       server,
@@ -143,7 +172,13 @@ describe('process metrics', () => {
       { name: 'restream_process_states', labels: { processid: '^metered$' } },
       { name: 'ffmpeg_process' },
     ]);
-    assert.equal(value(states, { state: 'running' }), 1);
+    assert.equal(
+      value(
+        states.filter((s) => s.name === 'restream_state'),
+        { state: 'running' },
+      ),
+      1,
+    );
     assert.equal(
       value(
         states.filter((s) => s.name === 'restream_process_states'),

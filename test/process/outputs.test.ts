@@ -73,6 +73,33 @@ describe('outputs and cleanup rules', () => {
     );
   });
 
+  it('purges purge_on_delete files when the process is replaced by an update', async () => {
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('replaced', {
+        output: [
+          {
+            id: 'hls',
+            address: '{diskfs}/{processid}.m3u8',
+            options: [...HLS, '-hls_list_size', '0'],
+            cleanup: [{ pattern: 'disk:/{processid}*.ts', purge_on_delete: true }],
+          },
+        ],
+        autostart: true,
+      }),
+    );
+    await waitFor(async () => (await segments(data, 'replaced')).length >= 2, 20_000, 'two segments');
+    // Stopped first, so that no new run writes segments while the test looks.
+    await ok(server, 'PUT', '/process/replaced/command', { command: 'stop' });
+    assert.ok((await segments(data, 'replaced')).length >= 2, 'a stop does not purge');
+    await ok(server, 'PUT', '/process/replaced', { reference: 'new' });
+    assert.deepEqual(await segments(data, 'replaced'), [], 'the update purged the segments');
+    assert.ok((await readdir(data)).includes('replaced.m3u8'), 'files outside the rule are kept');
+    await ok(server, 'DELETE', '/process/replaced');
+  });
+
   it('deletes files older than max_file_age_seconds', async () => {
     await ok(
       server,

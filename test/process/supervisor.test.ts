@@ -13,6 +13,7 @@ import {
   sleep,
   waitFor,
   waitForState,
+  type ProcessReport,
 } from './support.js';
 
 describe('supervision with the real ffmpeg', () => {
@@ -54,9 +55,12 @@ describe('supervision with the real ffmpeg', () => {
     state = await waitForState(server, 'states', 'running', 15_000, 1);
     assert.notEqual(state.pid, restartedPid, 'restart replaces a running child');
 
+    const beforeReload = state.pid;
     await ok(server, 'PUT', '/process/states/command', { command: 'reload' });
     state = await waitForState(server, 'states', 'running', 15_000, 1);
     assert.equal(state.order, 'start');
+    assert.notEqual(state.pid, beforeReload, 'reload replaces the child');
+    assert.equal(isAlive(beforeReload), false);
 
     const report = await getReport(server, 'states');
     assert.equal(report.history.length, 3, 'ffmpeg.log.max_history earlier runs are kept');
@@ -146,26 +150,30 @@ describe('supervision with the real ffmpeg', () => {
         lavfiProcess('stale', {
           input: [{ id: 'in', address: `tcp://127.0.0.1:${port}`, options: ['-f', 'mpegts'] }],
           stale_timeout_seconds: 2,
+          reconnect: true,
+          reconnect_delay_seconds: 1,
           autostart: true,
         }),
       );
-      await waitForState(server, 'stale', 'running');
+      const first = await waitForState(server, 'stale', 'running');
       await waitFor(() => Promise.resolve(sockets.size > 0), 10_000, 'ffmpeg to connect');
-      const stopped = await waitFor(
-        async () => {
-          const state = await getState(server, 'stale');
-          return state.exec === 'running' || state.exec === 'finishing' ? undefined : state;
-        },
-        15_000,
-        'the stale timeout',
-      );
-      assert.equal(stopped.order, 'start');
+      const startedAt = Date.now();
+      // Stopped for being stale with the order kept, then started again by reconnect: a second
+      // child connects.
+      await waitFor(() => Promise.resolve(sockets.size > 1), 15_000, 'a second connection after reconnect');
+      const elapsed = Date.now() - startedAt;
+      assert.ok(elapsed >= 1500, `restarted ${elapsed} ms after the first connection`);
+      const again = await waitForState(server, 'stale', 'running');
+      assert.equal(again.order, 'start');
+      assert.notEqual(again.pid, first.pid);
+      assert.equal(isAlive(first.pid), false);
       const report = await getReport(server, 'stale');
-      const lines = [...report.log, ...report.history.flatMap((run) => run.log)].map(([, line]) => line);
+      const staleRun = report.history.at(-1) as ProcessReport['history'][number];
       assert.ok(
-        lines.some((line) => line.includes('no progress for 2 s')),
-        lines.join('\n'),
+        staleRun.log.some(([, line]) => line.includes('no progress for 2 s')),
+        JSON.stringify(report.history),
       );
+      assert.ok(staleRun.log.some(([, line]) => line.includes('streamcore: stopped (stale)')));
       await ok(server, 'DELETE', '/process/stale');
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -199,28 +207,47 @@ describe('supervision with the real ffmpeg', () => {
     await ok(server, 'DELETE', '/process/chatty');
   });
 
-  it('stops a process whose memory stays above its limit for waitfor_seconds', async () => {
+  it('stops a process whose memory stays above its limit for waitfor_seconds, then reconnects', async () => {
     await ok(
       server,
       'POST',
       '/process',
-      lavfiProcess('memory', { limits: { memory_mbytes: 1, waitfor_seconds: 1 }, autostart: true }),
+      lavfiProcess('memory', {
+        limits: { memory_mbytes: 1, waitfor_seconds: 3 },
+        reconnect: true,
+        reconnect_delay_seconds: 1,
+        autostart: true,
+      }),
     );
-    await waitForState(server, 'memory', 'running');
-    const stopped = await waitFor(
+    const first = await waitForState(server, 'memory', 'running');
+    // ffmpeg's resident memory is above 1 MiB from its first sample on.
+    const limitNote = /memory \d+ bytes above the limit of 1048576 bytes for 3 s/;
+    await waitFor(
       async () => {
-        const state = await getState(server, 'memory');
-        return state.exec === 'finished' || state.exec === 'killed' ? state : undefined;
+        const current = await getReport(server, 'memory');
+        return [current, ...current.history].some((run) => run.log.some(([, line]) => limitNote.test(line)));
       },
       15_000,
       'the memory limit to stop the process',
     );
-    assert.equal(stopped.order, 'start', 'the order is kept (reconnect would apply)');
-    const report = await getReport(server, 'memory');
-    const lines = [...report.log, ...report.history.flatMap((run) => run.log)].map(([, line]) => line);
+    // The order is kept, so reconnect applies: a new child runs.
+    const again = await waitFor(
+      async () => {
+        const state = await getState(server, 'memory');
+        return state.exec === 'running' && state.pid !== first.pid ? state : undefined;
+      },
+      10_000,
+      'a reconnect after the limit stop',
+    );
+    assert.equal(again.order, 'start');
+    const stoppedRun = (await getReport(server, 'memory')).history[0] as ProcessReport['history'][number];
+    assert.ok(['finished', 'killed'].includes(stoppedRun.exit_state), stoppedRun.exit_state);
+    assert.ok(stoppedRun.log.some(([, line]) => limitNote.test(line)));
+    // Unix seconds: spawn and exit at least waitfor_seconds apart (a stop at the first sample
+    // above the limit would be at most 2 s apart).
     assert.ok(
-      lines.some((line) => /memory \d+ bytes above the limit of 1048576 bytes/.test(line)),
-      lines.join('\n'),
+      stoppedRun.exited_at - stoppedRun.created_at >= 3,
+      `ran ${stoppedRun.exited_at - stoppedRun.created_at} s before the limit stopped it`,
     );
     await ok(server, 'DELETE', '/process/memory');
   });

@@ -78,7 +78,13 @@ export interface ProcessReport {
   created_at: number;
   prelude: string[];
   log: [string, string][];
-  history: { created_at: number; prelude: string[]; log: [string, string][]; exit_state: string }[];
+  history: {
+    created_at: number;
+    prelude: string[];
+    log: [string, string][];
+    exited_at: number;
+    exit_state: string;
+  }[];
 }
 
 export function getState(server: TestServer, id: string): Promise<ProcessState> {
