@@ -60,10 +60,13 @@ export class ProcessReport {
     this.current.exitState = state;
   }
 
-  /** Records a non-progress line, credentials masked. */
-  addLine(nowSeconds: number, text: string): void {
+  /**
+   * Records a non-progress line, credentials masked. With `keepLastLine` the line goes into the
+   * log but `lastLogLine` stays what it was (a note that would hide ffmpeg's own reason).
+   */
+  addLine(nowSeconds: number, text: string, options: { keepLastLine?: boolean } = {}): void {
     const line = this.mask(text);
-    this.lastLine = line;
+    if (options.keepLastLine !== true) this.lastLine = line;
     if (this.inPrelude && this.current.prelude.length < MAX_PRELUDE_LINES) this.current.prelude.push(line);
     this.current.log.push([nowSeconds, line]);
     if (this.current.log.length > this.limits.maxLines) this.current.log.shift();

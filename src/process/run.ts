@@ -52,6 +52,7 @@ export class FfmpegRun {
   private preludeOpen = true;
   private linesThisSecond = 0;
   private droppedLines = 0;
+  private loggedLines = 0;
   private readonly readers: { stream: Readable; bytes: number; paused: boolean }[] = [];
 
   constructor(private readonly options: RunOptions) {
@@ -60,6 +61,11 @@ export class FfmpegRun {
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** How many log lines of the child went into the report (progress lines not counted). */
+  get logLines(): number {
+    return this.loggedLines;
   }
 
   start(): void {
@@ -173,6 +179,7 @@ export class FfmpegRun {
       return;
     }
     if (this.preludeOpen && this.prelude.push(line)) this.tracker.setPrelude(this.prelude.result());
+    this.loggedLines++;
     this.options.report.addLine(Math.floor(this.options.now() / 1000), line);
   }
 }

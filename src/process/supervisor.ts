@@ -312,7 +312,11 @@ export class Supervisor {
         if (this.stopReason !== undefined) this.note(`streamcore: stopped (${this.stopReason})`);
         const state: ProcessState =
           signal !== null ? 'killed' : code === 0 || code === 255 ? 'finished' : 'failed';
-        if (signal === null && state === 'failed') this.note(`streamcore: exited with code ${code}`);
+        if (signal === null && state === 'failed') {
+          // ffmpeg's last line says why it failed ("File '…' already exists. Exiting."): the
+          // note goes into the log without hiding it from last_logline.
+          this.note(`streamcore: exited with code ${code}`, { keepLastLine: run.logLines > 0 });
+        }
         this.finishRun(state);
       },
       onProgress: () => {
@@ -383,7 +387,7 @@ export class Supervisor {
     this.deps.onStateChange(previous, next);
   }
 
-  private note(line: string): void {
-    this.report.addLine(Math.floor(this.deps.now() / 1000), line);
+  private note(line: string, options: { keepLastLine?: boolean } = {}): void {
+    this.report.addLine(Math.floor(this.deps.now() / 1000), line, options);
   }
 }

@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { getState, lavfiProcess, ok, sleep, waitFor, waitForState } from './support.js';
+import { getReport, getState, lavfiProcess, ok, sleep, waitFor, waitForState } from './support.js';
 
 /** HLS options for short segments of a 10 fps picture: a key frame every 5 frames, 1 s segments. */
 const HLS = ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '5', '-f', 'hls', '-hls_time', '1'];
@@ -98,6 +98,31 @@ describe('outputs and cleanup rules', () => {
     assert.deepEqual(await segments(data, 'replaced'), [], 'the update purged the segments');
     assert.ok((await readdir(data)).includes('replaced.m3u8'), 'files outside the rule are kept');
     await ok(server, 'DELETE', '/process/replaced');
+  });
+
+  it("shows ffmpeg's reason when a file output exists at a restart, and runs with -y", async () => {
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('recorder', {
+        output: [{ id: 'rec', address: '{diskfs}/rec.ts', options: ['-f', 'mpegts'] }],
+        autostart: true,
+      }),
+    );
+    await waitForState(server, 'recorder', 'running', 15_000, 1);
+    await ok(server, 'PUT', '/process/recorder/command', { command: 'stop' });
+    assert.ok((await readdir(data)).includes('rec.ts'));
+    // Without -y ffmpeg refuses to overwrite the recording of the first run.
+    await ok(server, 'PUT', '/process/recorder/command', { command: 'start' });
+    const failed = await waitForState(server, 'recorder', 'failed');
+    assert.match(failed.last_logline, /^File '.*\/rec\.ts' already exists\. Exiting\.$/);
+    const report = await getReport(server, 'recorder');
+    assert.ok(report.log.some(([, line]) => line === 'streamcore: exited with code 1'));
+    // The documented way: -y in the global options (overwrites the file, as the user asked).
+    await ok(server, 'PUT', '/process/recorder', { options: ['-loglevel', 'info', '-y'] });
+    await waitForState(server, 'recorder', 'running', 15_000, 1);
+    await ok(server, 'DELETE', '/process/recorder');
   });
 
   it('deletes files older than max_file_age_seconds', async () => {
