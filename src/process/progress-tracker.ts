@@ -139,14 +139,18 @@ export class ProgressTracker {
 
   private counters(): ProgressValues {
     const values = emptyProgress();
-    values.frame = this.frame;
     values.timeSeconds = this.timeSeconds;
     values.speed = this.speed;
     values.drop = this.drop;
     values.dup = this.dup;
     values.outputs = this.outputCounters();
     values.inputs = this.inputCounters(values.outputs);
-    values.q = values.outputs.find((stream) => stream.type === 'video')?.q ?? this.qByOrder[0] ?? 0;
+    const firstVideo = values.outputs.find((stream) => stream.type === 'video');
+    // ffmpeg's own `frame=` counts the first video output stream too, but only once per second;
+    // that stream's count also follows -vstats, so the process and the stream never disagree.
+    values.frame = firstVideo?.frame ?? this.frame;
+    values.q = firstVideo?.q ?? this.qByOrder[0] ?? 0;
+    // The packets of the output streams whose counts are known (see outputCounters).
     values.packet = values.outputs.reduce((sum, stream) => sum + stream.packet, 0);
     const files = new Set(this.prelude.outputs.map((stream) => stream.file));
     for (const index of this.serverBytes.keys()) files.add(index);

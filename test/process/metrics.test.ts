@@ -166,6 +166,13 @@ describe('process metrics', () => {
     assert.ok((value(io, { ...output, name: 'size' }) as number) > 0, 'encoded bytes from -vstats');
     assert.ok((value(io, { ...output, name: 'bitrate' }) as number) > 0);
     assert.ok((value(io, { ...input, name: 'frame' }) as number) > 10);
+    // The process's frame is its first video output stream's frame, in one collection.
+    const frames = await query(server, [
+      { name: 'restream_process', labels: { processid: '^metered$', name: '^frame$' } },
+      { name: 'restream_io', labels: { processid: '^metered$', type: '^output$', name: '^frame$' } },
+    ]);
+    assert.equal(frames.length, 2);
+    assert.equal(frames[0]?.values.at(-1)?.[1], frames[1]?.values.at(-1)?.[1], JSON.stringify(frames));
 
     const states = await query(server, [
       { name: 'restream_state' },

@@ -290,6 +290,36 @@ describe('progress tracking on a recorded run', () => {
     assert.deepEqual([audioIn?.id, audioIn?.samplingHz], ['audio', 44100]);
   });
 
+  it('gives the process the frame count of its first video output stream, even when -vstats is ahead', () => {
+    const tracker = new ProgressTracker({
+      inputs: [{ id: 'in', address: 'testsrc' }],
+      outputs: [{ id: 'out', address: '-' }],
+    });
+    const prelude = new PreludeParser();
+    const lines = (name: string): string[] =>
+      readFileSync(join(FFMPEG_FIXTURES, name), 'utf8').split(/\r\n|\r|\n/);
+    for (const line of lines('testsrc-null.stderr.txt')) {
+      if (parseStatsLine(line) === undefined && prelude.push(line)) tracker.setPrelude(prelude.result());
+    }
+    // The first -progress block (frame=10) and then every -vstats line of the run (40 packets):
+    // ffmpeg reports progress once per second, -vstats arrives in bursts in between.
+    const blocks = new ProgressBlockParser();
+    for (const line of lines('testsrc-null.progress.txt')) {
+      const block = blocks.push(line);
+      if (block !== undefined) {
+        tracker.onProgressBlock(block);
+        break;
+      }
+    }
+    for (const line of lines('testsrc-null.vstats.txt')) {
+      const vstats = parseVstatsLine(line);
+      if (vstats !== undefined) tracker.onVstats(vstats);
+    }
+    const values = tracker.values(Date.now());
+    assert.equal(values.outputs[0]?.frame, 40);
+    assert.deepEqual([values.frame, values.packet], [40, 40], 'the same counters as the stream');
+  });
+
   it('computes rates over a sliding window that decays when samples stop', () => {
     const window = new RateWindow(10_000);
     assert.equal(window.rate(0), 0);
