@@ -223,7 +223,7 @@ export class CollectionScheduler {
     if (outcome.ok === 'busy') return;
     stats.failures++;
     state.streak++;
-    if (state.streak === 1 || outcome.reason !== stats.lastError) {
+    if (state.streak === 1 || !sameFailure(outcome.reason, stats.lastError)) {
       logger.warn(
         {
           collector: stats.name,
@@ -240,4 +240,12 @@ export class CollectionScheduler {
 
 function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Whether two failure reasons are the same failure, so a streak is logged once: reasons that
+ * differ only in their figures (`took 151 ms` after `took 150 ms`) are.
+ */
+function sameFailure(reason: string, previous: string | undefined): boolean {
+  return previous !== undefined && reason.replace(/\d+/g, '#') === previous.replace(/\d+/g, '#');
 }
