@@ -13,6 +13,8 @@ declare module 'autocannon' {
     average: number;
     p50: number;
     p99: number;
+    /** Present on `requests`: how many requests were answered in all. */
+    total?: number;
   }
   export interface Result {
     requests: Histogram;

@@ -8,18 +8,25 @@
  * the 300 s / 2 s time series has all its points. The baseline answers each path with a
  * precomputed body of the same bytes as streamcore's answer (same content type). Per endpoint:
  * 2 s warm-up on both servers, then ROUNDS rounds of DURATION s alternating streamcore and
- * baseline; the table shows medians of requests/s and of p99 latency, and the ratio.
+ * baseline; the table shows medians of requests/s, of p99 latency and of each server's own CPU time
+ * per request (utime + stime from /proc), and both ratios. With 2 or more CPUs, autocannon is
+ * pinned to CPU 0 and the servers to CPU 1 (taskset), so a server never shares its core with the
+ * load generator. On the shared 2-core VM the machine's speed drifts between runs (the baseline's
+ * CPU per request moved between 14 and 22 µs), so only ratios within one run are meaningful.
  *
  * Run: node --import tsx bench/metrics-api.ts
  */
 import autocannon, { type Options as AutocannonOptions } from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { createServer } from 'node:http';
 import { CATALOG } from '../src/monitor/catalog.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
 const WARMUP_SEC = 2;
+const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
 /** Knobs for exploring where time goes: `BENCH_ONLY=0,1` measures only those endpoints; `BENCH_AUTH=0`, `BENCH_SESSIONS=0` turn modules off. */
 const ONLY = process.env.BENCH_ONLY?.split(',').map(Number);
 const CONNECTIONS = 10;
@@ -144,6 +151,7 @@ async function main(): Promise<void> {
     const ours = await nextMessage<ChildMessage>(streamcore);
     const bare = await nextMessage<ChildMessage>(baseline);
     const notes: string[] = [];
+    notes.push(pinToCores(streamcore, baseline));
     if (ours.note !== undefined) notes.push(ours.note);
     const rows: string[] = [];
     for (const [index, endpoint] of ENDPOINTS.entries()) {
@@ -179,19 +187,22 @@ async function main(): Promise<void> {
         url: `${bare.ready}${endpoint.path}`,
         headers: { ...headers, 'x-bench-key': key },
       };
-      await run(oursOptions, WARMUP_SEC);
-      await run(bareOptions, WARMUP_SEC);
+      await run(oursOptions, WARMUP_SEC, streamcore);
+      await run(bareOptions, WARMUP_SEC, baseline);
       const oursRounds: Round[] = [];
       const bareRounds: Round[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        oursRounds.push(await run(oursOptions, DURATION_SEC));
-        bareRounds.push(await run(bareOptions, DURATION_SEC));
+        oursRounds.push(await run(oursOptions, DURATION_SEC, streamcore));
+        bareRounds.push(await run(bareOptions, DURATION_SEC, baseline));
       }
       const oursRps = median(oursRounds.map((r) => r.rps));
       const bareRps = median(bareRounds.map((r) => r.rps));
+      const oursCpu = median(oursRounds.map((r) => r.cpuMicrosPerRequest));
+      const bareCpu = median(bareRounds.map((r) => r.cpuMicrosPerRequest));
       rows.push(
         `| ${endpoint.label} | ${body.length} | ${Math.round(oursRps)} | ${median(oursRounds.map((r) => r.p99))} | ` +
-          `${Math.round(bareRps)} | ${median(bareRounds.map((r) => r.p99))} | ${(oursRps / bareRps).toFixed(2)}× | ${endpoint.target ?? ''} |`,
+          `${oursCpu.toFixed(1)} | ${Math.round(bareRps)} | ${median(bareRounds.map((r) => r.p99))} | ${bareCpu.toFixed(1)} | ` +
+          `${(oursRps / bareRps).toFixed(2)}× | ${(bareCpu / oursCpu).toFixed(2)}× | ${endpoint.target ?? ''} |`,
       );
       const failed = oursRounds.reduce((sum, r) => sum + r.failed, 0);
       if (failed > 0) notes.push(`${endpoint.label}: ${failed} non-2xx answers or errors`);
@@ -200,9 +211,9 @@ async function main(): Promise<void> {
       `Metrics API vs bare node:http, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up, medians (node ${process.version})\n`,
     );
     console.log(
-      '| endpoint | body bytes | streamcore req/s | p99 ms | baseline req/s | p99 ms | ratio | target |',
+      '| endpoint | body bytes | streamcore req/s | p99 ms | µs CPU/req | baseline req/s | p99 ms | µs CPU/req | ratio req/s | ratio CPU/req | target |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
     for (const row of rows) console.log(row);
     if (notes.length > 0) console.log(`\n${notes.map((note) => `- ${note}`).join('\n')}`);
   } finally {
@@ -211,24 +222,57 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * Pins the load generator to the first CPU and both servers to the second (all their threads), so
+ * that each round measures a server on a core of its own rather than how the scheduler happened to
+ * share two cores between client and server (unpinned, the same code measured 0.72–0.89×).
+ */
+function pinToCores(...servers: ChildProcess[]): string {
+  if (availableParallelism() < 2) return 'not pinned: fewer than 2 CPUs';
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+    for (const server of servers) {
+      execFileSync('taskset', ['-a', '-p', '-c', '1', String(server.pid)], { stdio: 'ignore' });
+    }
+    return 'autocannon pinned to CPU 0, both servers to CPU 1 (taskset)';
+  } catch (error) {
+    return `not pinned: ${(error as Error).message}`;
+  }
+}
+
 interface Round {
   rps: number;
   p99: number;
   failed: number;
+  /** The server's own CPU time (user + system) per answered request, microseconds. */
+  cpuMicrosPerRequest: number;
 }
 
-async function run(options: AutocannonOptions, durationSec: number): Promise<Round> {
+/** Load on `options.url` for `durationSec`, with the CPU time the serving process spent meanwhile. */
+async function run(options: AutocannonOptions, durationSec: number, server: ChildProcess): Promise<Round> {
+  const cpuBefore = cpuTicks(server);
   const result = await autocannon({
     ...options,
     connections: CONNECTIONS,
     pipelining: 1,
     duration: durationSec,
   });
+  const cpuMicros = ((cpuTicks(server) - cpuBefore) * 1_000_000) / CLOCK_TICKS_PER_SEC;
   return {
     rps: result.requests.average,
     p99: result.latency.p99,
     failed: result.non2xx + result.errors + result.timeouts,
+    cpuMicrosPerRequest:
+      cpuMicros / Math.max(1, result.requests.total ?? result.requests.average * durationSec),
   };
+}
+
+/** utime + stime of a process (all its threads), in clock ticks, from /proc/<pid>/stat. */
+function cpuTicks(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 function nextMessage<T>(child: ChildProcess): Promise<T> {
