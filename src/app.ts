@@ -82,6 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     filesystems: storage.filesystems,
   });
   collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
+  storage.mountHooks.push(processes.inputReadMeter);
   // After the server listens: {memfs} needs the base URL, and restored processes write into it.
   lifecycle.onListen((baseUrl) => processes.start(baseUrl));
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.

@@ -7,6 +7,7 @@ import { absoluteOutputAddress, parseOutputReference } from './address.js';
 import { buildCommand } from './command.js';
 import type { CredentialMask } from './credential-mask.js';
 import { serverOptions, type EncoderInfo } from './ffmpeg-probe.js';
+import { withInputHeader } from './memfs-inputs.js';
 import { resolveConfig, type PlaceholderValues } from './placeholders.js';
 import type { ProcessEntry } from './process-entry.js';
 import type { ProcessConfig } from './process-config.js';
@@ -109,6 +110,10 @@ export class EntryFactory {
       if (output === undefined) throw new Error(`input "${input.id}": ${input.address} refers to nothing`);
       return { ...input, address: absoluteOutputAddress(output.address, disk) };
     });
+    // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
+    resolved.input = resolved.input.map((input, index) =>
+      withInputHeader(input, index, resolved.id, placeholders.memfs),
+    );
     return {
       args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), disk),
       labels: {

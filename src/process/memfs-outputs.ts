@@ -30,7 +30,7 @@ export function memfsPrefixes(output: ProcessIO, memfsBase: string): string[] {
   return [...prefixes];
 }
 
-function withoutUserInfo(url: string): string {
+export function withoutUserInfo(url: string): string {
   return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^/@]*@/, '$1');
 }
 

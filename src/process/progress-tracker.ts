@@ -26,7 +26,8 @@ interface StreamCounters {
  * - an output file's bytes: what it wrote through the server (memfs), else ffmpeg's own size for
  *   the first output file; a file's only stream gets all of them, and its one non-video stream
  *   gets what the (encoded) video streams of that file did not write;
- * - input streams: the frames and packets of the output streams they feed.
+ * - input streams: the frames and packets of the output streams they feed; an input file's bytes
+ *   are what it read from memfs through the server, all of them on its stream when it has only one.
  * Rates (fps, pps, bitrate) come from sliding windows over these counters.
  */
 export class ProgressTracker {
@@ -43,6 +44,8 @@ export class ProgressTracker {
   private readonly vstats = new Map<string, StreamCounters>();
   /** Bytes per output file seen by the server itself. */
   private readonly serverBytes = new Map<number, number>();
+  /** Bytes per input file read from memfs through the server. */
+  private readonly inputBytes = new Map<number, number>();
   private sawProgressStream = false;
   private readonly windows = new Map<string, RateWindow>();
 
@@ -98,6 +101,11 @@ export class ProgressTracker {
   /** Bytes the output file `index` wrote through the server. */
   addOutputBytes(index: number, bytes: number): void {
     this.serverBytes.set(index, (this.serverBytes.get(index) ?? 0) + bytes);
+  }
+
+  /** Bytes the input file `index` read from memfs through the server. */
+  addInputBytes(index: number, bytes: number): void {
+    this.inputBytes.set(index, (this.inputBytes.get(index) ?? 0) + bytes);
   }
 
   /** Feeds the rate windows; call about once per second. */
@@ -209,6 +217,9 @@ export class ProgressTracker {
   }
 
   private inputCounters(outputs: StreamValues[]): StreamValues[] {
+    const streamsOfFile = new Map<number, number>();
+    for (const stream of this.prelude.inputs)
+      streamsOfFile.set(stream.file, (streamsOfFile.get(stream.file) ?? 0) + 1);
     return this.prelude.inputs.map((stream) => {
       const values = this.streamValues(stream, this.labels.inputs[stream.file]);
       for (const map of this.prelude.mapping) {
@@ -221,6 +232,8 @@ export class ProgressTracker {
         values.frame = Math.max(values.frame, output.frame);
         values.packet = Math.max(values.packet, output.packet);
       }
+      // A file's bytes cannot be split over several streams (the server sees only file reads).
+      if (streamsOfFile.get(stream.file) === 1) values.sizeBytes = this.inputBytes.get(stream.file) ?? 0;
       return values;
     });
   }

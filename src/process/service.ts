@@ -7,7 +7,9 @@ import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './clea
 import { createCredentialMask, memfsSecrets, type CredentialMask } from './credential-mask.js';
 import { EntryFactory } from './entry-factory.js';
 import { probeEncoder, type EncoderInfo } from './ffmpeg-probe.js';
+import { InputReadMeter } from './input-read-meter.js';
 import { KeyedLocks } from './locks.js';
+import type { InputRef } from './memfs-inputs.js';
 import { memfsPrefixes, OutputPrefixIndex, type OutputPrefix } from './memfs-outputs.js';
 import { memfsUrl, resolveConfig, type PlaceholderValues } from './placeholders.js';
 import type { ProcessEntry } from './process-entry.js';
@@ -52,6 +54,8 @@ export class ProcessService {
   private readonly entries = new Map<string, ProcessEntry>();
   private readonly locks = new KeyedLocks();
   private readonly prefixes = new OutputPrefixIndex();
+  /** The mount hook that meters memfs reads of process inputs; app.ts registers it. */
+  readonly inputReadMeter = new InputReadMeter((ref, bytes) => this.onInputRead(ref, bytes));
   /** Times any process entered each state since the server started (`ffmpeg_process`). */
   readonly stateEntries: StateCounts = zeroStateCounts();
   private readonly db: ProcessStore;
@@ -383,6 +387,12 @@ export class ProcessService {
     const match = this.prefixes.find(path);
     if (match === undefined) return;
     this.entries.get(match.processId)?.supervisor.addOutputBytes(match.output, bytes);
+  }
+
+  private onInputRead(ref: InputRef, bytes: number): void {
+    const entry = this.entries.get(ref.processId);
+    if (entry === undefined || ref.input >= entry.config.input.length) return;
+    entry.supervisor.addInputBytes(ref.input, bytes);
   }
 
   private rebuildPrefixes(): void {

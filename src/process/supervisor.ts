@@ -235,6 +235,12 @@ export class Supervisor {
     this.lastProgressMs = this.deps.now();
   }
 
+  /** Bytes that input file `index` read from memfs through the server during the current run. */
+  addInputBytes(index: number, bytes: number): void {
+    if (this.run === undefined || !isActive(this.currentState)) return;
+    this.run.tracker.addInputBytes(index, bytes);
+  }
+
   /** Once per second: rates, CPU and memory, limits, stale timeout, output budget. */
   async tick(nowMs: number): Promise<void> {
     this.vstats?.tick();
