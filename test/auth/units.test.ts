@@ -76,6 +76,20 @@ describe('AccessCache', () => {
     assert.equal(cache.has('a', 0), false);
     assert.equal(cache.has('d', 0), true);
   });
+  it('answers a repeated header from its last hit only until the expiry, and forgets it on clear', () => {
+    const cache = new AccessCache(10);
+    cache.add('Bearer a', 2000);
+    cache.add('Bearer b', 3000);
+    // Fresh strings, as the HTTP parser hands them over.
+    const a = ['Bearer', 'a'].join(' ');
+    assert.equal(cache.has(a, 1000), true);
+    assert.equal(cache.has(['Bearer', 'a'].join(' '), 1999), true);
+    assert.equal(cache.has(a, 2000), false);
+    assert.equal(cache.has('Bearer b', 2500), true);
+    assert.equal(cache.has('Bearer a', 1000), false, 'expired and deleted, whatever the last hit');
+    cache.clear();
+    assert.equal(cache.has('Bearer b', 2500), false);
+  });
   it('does not cache very long headers', () => {
     const cache = new AccessCache(3);
     cache.add('x'.repeat(2000), 10_000);
