@@ -99,9 +99,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
 
   await server.register(
     async (v3) => {
-      // --- /api/v3 guard ---
-      // Installed by auth.register on every /api/v3 route (and unmatched /api/v3 path).
       // --- /api/v3 routes ---
+      // Guarded by the root hook auth.register installed, like every request under /api/v3.
       await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024);
       registerProcessRoutes(v3, processes);
       await storage.registerApi(v3);

@@ -30,8 +30,8 @@ export interface Auth {
   /**
    * Registers `GET /api`, `GET /api/`, and, when auth is enabled, the login routes and a root
    * `onRequest` hook that guards every request whose path lies under `/api/v3`, whichever route (of
-   * whichever scope) it matches, or none; and the guard on each route under `/api/v3` registered
-   * afterwards. Call at the root before the `/api/v3` scope is registered.
+   * whichever scope) it matches, or none. Call at the root before any route it must guard is
+   * registered.
    */
   register(server: FastifyInstance): Promise<void>;
   /** Ends pending failure delays, so shutdown does not wait for them. */
@@ -99,27 +99,15 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
         }),
         providers,
         failureDelay,
+        logger: deps.logger,
       });
+      // One root hook, decided by the request target, covers the routes of every scope, catch-all
+      // mounts and unmatched paths alike. The spellings a router could map under the prefix
+      // (escapes, absolute form, duplicate slashes, case) are pinned by test/auth/guard.test.ts.
       server.addHook('onRequest', createPrefixGuard(guard, V3_PREFIX));
-      guardRoutesUnder(server, V3_PREFIX, guard);
     },
     close,
   };
-}
-
-/**
- * Also puts `guard` on every route registered from now on whose own path lies under `prefix`, in
- * whatever scope. The prefix hook above decides by the request target; this decides by the route
- * the router chose, so a spelling of a target the prefix hook does not foresee (a router option
- * changed later, say) still cannot reach a handler under `prefix` unchecked. On the common path the
- * second check is a cache hit on a string whose hash V8 has already computed.
- */
-function guardRoutesUnder(server: FastifyInstance, prefix: string, guard: Guard): void {
-  server.addHook('onRoute', (route) => {
-    if (route.url !== prefix && !route.url.startsWith(`${prefix}/`)) return;
-    const existing = route.onRequest === undefined ? [] : [route.onRequest].flat();
-    if (!existing.includes(guard)) route.onRequest = [guard, ...existing];
-  });
 }
 
 function identityOptions(

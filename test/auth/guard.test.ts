@@ -191,6 +191,27 @@ describe('the /api/v3 guard', () => {
     assert.equal(head.status, 401);
   });
 
+  it('serves no /api/v3 answer without a token for spellings the router might map there', async () => {
+    // The guard decides by the request target alone; these are the spellings a router option
+    // (duplicate slashes, case, dot segments, parameters) could map onto an /api/v3 route.
+    for (const target of [
+      '//api/v3/metrics',
+      '/api//v3/metrics',
+      '/api/v3//metrics',
+      '/API/v3/metrics',
+      '/api/V3/metrics',
+      '/api/./v3/metrics',
+      '/api/x/../v3/metrics',
+      '/api/v3/./metrics',
+      '/api/v3/metrics;x=1',
+      '/api/v3/metrics%2F',
+    ]) {
+      const answer = await rawRequest(`${server.url}${target}`);
+      assert.ok(answer.status === 401 || answer.status === 404, `${target}: ${answer.status} ${answer.text}`);
+      assert.doesNotMatch(answer.text, /"description"/, `${target} leaked the catalog`);
+    }
+  });
+
   it('refuses an undecodable target under /api/v3 rather than serving it', async () => {
     const answer = await rawRequest(`${server.url}/api/v3/%zz`);
     assert.ok(answer.status === 400 || answer.status === 401, `${answer.status} ${answer.text}`);
