@@ -9,6 +9,7 @@ import { ProviderLoginError, type IdentityProviders } from './identity-provider.
 import { MalformedJsonBody, readLoginForm } from './login-body.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OwnTokens, TokenPair } from './own-tokens.js';
+import type { Logger } from 'pino';
 
 export interface LoginRoutesDeps {
   tokens: OwnTokens;
@@ -18,6 +19,8 @@ export interface LoginRoutesDeps {
   providers: IdentityProviders | undefined;
   /** The wait before a failed login is answered. */
   failureDelay: FailureDelay;
+  /** Where refused and failed logins are reported. */
+  logger: Logger;
 }
 
 /** Longest username written to a log line, characters. */
@@ -65,7 +68,7 @@ async function passwordLogin(
   deps: LoginRoutesDeps,
 ): Promise<TokenPair> {
   const address = request.ip;
-  refuseWhenThrottled(request, deps.throttle, address, username);
+  refuseWhenThrottled(deps, address, username);
   if (deps.passwords.matches(username, password)) {
     deps.throttle.recordSuccess(address, username);
     return deps.tokens.issuePair(username);
@@ -81,14 +84,14 @@ async function providerLogin(
   deps: LoginRoutesDeps,
 ): Promise<TokenPair> {
   const address = request.ip;
-  refuseWhenThrottled(request, deps.throttle, address, undefined);
+  refuseWhenThrottled(deps, address, undefined);
   let subject: string;
   try {
     subject = await providers.verify(token);
   } catch (error) {
     if (!(error instanceof ProviderLoginError)) throw error;
     if (error.kind === 'unavailable') {
-      request.log.warn({ address, reason: error.message }, `provider login impossible: ${error.message}`);
+      deps.logger.warn({ address, reason: error.message }, `provider login impossible: ${error.message}`);
       throw new ApiError('SERVICE_UNAVAILABLE', `identity provider unavailable: ${error.message}`, {
         headers: { 'retry-after': String(Math.max(1, error.retryAfterSec)) },
       });
@@ -111,15 +114,10 @@ async function refresh(request: FastifyRequest, deps: LoginRoutesDeps): Promise<
   return { access_token: await deps.tokens.issue(verified.subject, 'access') };
 }
 
-function refuseWhenThrottled(
-  request: FastifyRequest,
-  throttle: LoginThrottle,
-  address: string,
-  username: string | undefined,
-): void {
-  const waitSec = throttle.retryAfterSec(address, username);
+function refuseWhenThrottled(deps: LoginRoutesDeps, address: string, username: string | undefined): void {
+  const waitSec = deps.throttle.retryAfterSec(address, username);
   if (waitSec <= 0) return;
-  request.log.warn(
+  deps.logger.warn(
     { address: withoutMappedPrefix(address), username: loggedUsername(username), retryAfterSec: waitSec },
     `login refused: too many failures: address=${withoutMappedPrefix(address)} user=${quoted(username)}`,
   );
@@ -141,7 +139,7 @@ async function failLogin(
   const address = request.ip;
   deps.throttle.recordFailure(address, attempt.method === 'password' ? attempt.username : undefined);
   const shown = withoutMappedPrefix(address);
-  request.log.warn(
+  deps.logger.warn(
     {
       address: shown,
       username: loggedUsername(attempt.username),

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { gzipSync } from 'node:zlib';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 import { ApiError, messageForStatus, type ErrorEnvelope } from './errors.js';
@@ -17,7 +18,7 @@ const FRAMEWORK_STATUS: Record<string, number> = {
  * Maps every error to the envelope. Unexpected errors become 500 and are logged with the request
  * id, which the answer repeats so a user can quote it.
  */
-export function registerErrorHandler(server: FastifyInstance): void {
+export function registerErrorHandler(server: FastifyInstance, logger: Logger): void {
   server.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
       void reply.headers(error.headers);
@@ -41,7 +42,7 @@ export function registerErrorHandler(server: FastifyInstance): void {
         details: [frameworkErrorDetail(error, request)],
       });
     }
-    request.log.error({ err: error, reqId: request.id }, 'unexpected error while handling a request');
+    logger.error({ err: error, reqId: request.id }, 'unexpected error while handling a request');
     return sendEnvelope(reply, {
       code: 500,
       message: 'Internal Server Error',
