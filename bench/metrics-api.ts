@@ -1,15 +1,17 @@
 /**
  * Throughput of the metrics API against a bare `node:http` server (SPEC §5, §6; STYLE §12–13).
  *
- * Method: the server under test and the baseline run in two child processes; autocannon runs in
- * this one. The streamcore server runs as users run it: auth enabled (one login, then the bearer
+ * Method: the server under test, the baseline and a reference run in three child processes;
+ * autocannon runs in this one. The streamcore server runs as users run it: auth enabled (one login, then the bearer
  * token on every API call), collection every 2 s over 300 s, Prometheus on. Its store is filled
  * with 150 real snapshots first (the collectors run 150 times on a clock advanced by 2 s each), so
  * the 300 s / 2 s time series has all its points. The baseline answers each path with a
- * precomputed body of the same bytes as streamcore's answer (same content type). Per endpoint:
- * 2 s warm-up on both servers, then ROUNDS rounds of DURATION s alternating streamcore and
- * baseline; the table shows medians of requests/s, of p99 latency and of each server's own CPU time
- * per request (utime + stime from /proc), and both ratios. With 2 or more CPUs, autocannon is
+ * precomputed body of the same bytes as streamcore's answer (same content type). The reference is
+ * a bare `Fastify()` answering the same precomputed bodies: the floor of the framework streamcore
+ * is built on, so a reader can tell the framework's share of a gap from streamcore's own. Per
+ * endpoint: 2 s warm-up on each server, then ROUNDS rounds of DURATION s alternating the three;
+ * the table shows medians of requests/s, of p99 latency and of each server's own CPU time per
+ * request (utime + stime from /proc), and the ratios to the baseline. With 2 or more CPUs, autocannon is
  * pinned to CPU 0 and the servers to CPU 1 (taskset), so a server never shares its core with the
  * load generator. On the shared 2-core VM the machine's speed drifts between runs (the baseline's
  * CPU per request moved between 14 and 22 µs), so only ratios within one run are meaningful.
@@ -20,7 +22,8 @@ import autocannon, { type Options as AutocannonOptions } from 'autocannon';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import Fastify from 'fastify';
 import { CATALOG } from '../src/monitor/catalog.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -83,6 +86,7 @@ type ChildMessage = { ready: string; token?: string; note?: string };
 
 if (process.argv[2] === '--streamcore') await runStreamcore();
 else if (process.argv[2] === '--baseline') await runBaseline();
+else if (process.argv[2] === '--fastify') await runFastifyReference();
 else await main();
 
 /** Child: the real server, auth on, store filled with 150 snapshots. */
@@ -115,14 +119,9 @@ async function runStreamcore(): Promise<void> {
 
 /** Child: a bare node:http server answering each path with a precomputed body. */
 async function runBaseline(): Promise<void> {
-  const bodies = new Map<string, { type: string; body: Buffer }>();
-  process.on('message', (message: { key: string; type: string; body: string }) => {
-    bodies.set(message.key, { type: message.type, body: Buffer.from(message.body, 'base64') });
-    process.send?.({ stored: message.key });
-  });
+  const bodies = receiveBodies();
   const server = createServer((request, response) => {
-    const key = `${request.method} ${request.url} ${String(request.headers['x-bench-key'] ?? '')}`;
-    const answer = bodies.get(key);
+    const answer = bodies.get(answerKey(request.method, request.url, request.headers['x-bench-key']));
     // Read the request body like a real server would, then answer.
     request.resume();
     request.on('end', () => {
@@ -135,11 +134,59 @@ async function runBaseline(): Promise<void> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  process.send?.({
-    ready: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`,
-  });
+  reportReady(server.address());
   process.on('disconnect', () => server.close(() => process.exit(0)));
+}
+
+/**
+ * Child: the reference, a bare `Fastify()` (default options, no plugins, no hooks) answering each
+ * path with the same precomputed bodies; request bodies are read as bytes, like the baseline's.
+ */
+async function runFastifyReference(): Promise<void> {
+  const bodies = receiveBodies();
+  const server = Fastify();
+  server.removeAllContentTypeParsers();
+  server.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  server.route({
+    method: ['GET', 'POST'],
+    url: '/*',
+    handler: (request, reply) => {
+      const answer = bodies.get(answerKey(request.method, request.url, request.headers['x-bench-key']));
+      if (answer === undefined) return reply.code(404).send();
+      return reply.header('content-type', answer.type).send(answer.body);
+    },
+  });
+  await server.listen({ port: 0, host: '127.0.0.1' });
+  reportReady(server.server.address());
+  process.on('disconnect', () => void server.close().then(() => process.exit(0)));
+}
+
+interface PreparedAnswer {
+  type: string;
+  body: Buffer;
+}
+
+/** The bodies the parent sends (one message per endpoint), acknowledged one by one. */
+function receiveBodies(): Map<string, PreparedAnswer> {
+  const bodies = new Map<string, PreparedAnswer>();
+  process.on('message', (message: { key: string; type: string; body: string }) => {
+    bodies.set(message.key, { type: message.type, body: Buffer.from(message.body, 'base64') });
+    process.send?.({ stored: message.key });
+  });
+  return bodies;
+}
+
+function answerKey(
+  method: string | undefined,
+  url: string | undefined,
+  benchKey: string | string[] | undefined,
+): string {
+  return `${method ?? ''} ${url ?? ''} ${typeof benchKey === 'string' ? benchKey : ''}`;
+}
+
+function reportReady(address: ReturnType<Server['address']>): void {
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  process.send?.({ ready: `http://127.0.0.1:${port}` });
 }
 
 // ---- measurement -----------------------------------------------------------------------------
@@ -147,11 +194,13 @@ async function runBaseline(): Promise<void> {
 async function main(): Promise<void> {
   const streamcore = fork(import.meta.filename, ['--streamcore'], { execArgv: ['--import', 'tsx'] });
   const baseline = fork(import.meta.filename, ['--baseline'], { execArgv: ['--import', 'tsx'] });
+  const reference = fork(import.meta.filename, ['--fastify'], { execArgv: ['--import', 'tsx'] });
   try {
     const ours = await nextMessage<ChildMessage>(streamcore);
     const bare = await nextMessage<ChildMessage>(baseline);
+    const floor = await nextMessage<ChildMessage>(reference);
     const notes: string[] = [];
-    notes.push(pinToCores(streamcore, baseline));
+    notes.push(pinToCores(streamcore, baseline, reference));
     if (ours.note !== undefined) notes.push(ours.note);
     const rows: string[] = [];
     for (const [index, endpoint] of ENDPOINTS.entries()) {
@@ -170,60 +219,78 @@ async function main(): Promise<void> {
         continue;
       }
       const key = String(index);
-      baseline.send({
-        key: `${endpoint.method} ${endpoint.path} ${key}`,
-        type: sample.headers.get('content-type'),
-        body: body.toString('base64'),
-      });
-      await nextMessage(baseline);
+      for (const child of [baseline, reference]) {
+        child.send({
+          key: `${endpoint.method} ${endpoint.path} ${key}`,
+          type: sample.headers.get('content-type'),
+          body: body.toString('base64'),
+        });
+        await nextMessage(child);
+      }
       const oursOptions = {
         url: `${ours.ready}${endpoint.path}`,
         method: endpoint.method,
         headers,
         body: endpoint.body,
       };
-      const bareOptions = {
-        ...oursOptions,
-        url: `${bare.ready}${endpoint.path}`,
-        headers: { ...headers, 'x-bench-key': key },
-      };
-      await run(oursOptions, WARMUP_SEC, streamcore);
-      await run(bareOptions, WARMUP_SEC, baseline);
-      const oursRounds: Round[] = [];
-      const bareRounds: Round[] = [];
+      const servers = [
+        { child: streamcore, options: oursOptions, rounds: [] as Round[] },
+        { child: baseline, options: precomputedAt(bare.ready, oursOptions, key), rounds: [] as Round[] },
+        { child: reference, options: precomputedAt(floor.ready, oursOptions, key), rounds: [] as Round[] },
+      ];
+      for (const server of servers) await run(server.options, WARMUP_SEC, server.child);
       for (let round = 0; round < ROUNDS; round++) {
-        oursRounds.push(await run(oursOptions, DURATION_SEC, streamcore));
-        bareRounds.push(await run(bareOptions, DURATION_SEC, baseline));
+        for (const server of servers)
+          server.rounds.push(await run(server.options, DURATION_SEC, server.child));
       }
-      const oursRps = median(oursRounds.map((r) => r.rps));
-      const bareRps = median(bareRounds.map((r) => r.rps));
-      const oursCpu = median(oursRounds.map((r) => r.cpuMicrosPerRequest));
-      const bareCpu = median(bareRounds.map((r) => r.cpuMicrosPerRequest));
+      const [oursStats, bareStats, floorStats] = servers.map(({ rounds }) => summarize(rounds));
+      if (oursStats === undefined || bareStats === undefined || floorStats === undefined) continue;
       rows.push(
-        `| ${endpoint.label} | ${body.length} | ${Math.round(oursRps)} | ${median(oursRounds.map((r) => r.p99))} | ` +
-          `${oursCpu.toFixed(1)} | ${Math.round(bareRps)} | ${median(bareRounds.map((r) => r.p99))} | ${bareCpu.toFixed(1)} | ` +
-          `${(oursRps / bareRps).toFixed(2)}× | ${(bareCpu / oursCpu).toFixed(2)}× | ${endpoint.target ?? ''} |`,
+        `| ${endpoint.label} | ${body.length} | ${Math.round(oursStats.rps)} | ${oursStats.p99} | ` +
+          `${oursStats.cpu.toFixed(1)} | ${Math.round(bareStats.rps)} | ${bareStats.p99} | ${bareStats.cpu.toFixed(1)} | ` +
+          `${(oursStats.rps / bareStats.rps).toFixed(2)}× | ${(bareStats.cpu / oursStats.cpu).toFixed(2)}× | ` +
+          `${(floorStats.rps / bareStats.rps).toFixed(2)}× | ${(bareStats.cpu / floorStats.cpu).toFixed(2)}× | ${endpoint.target ?? ''} |`,
       );
-      const failed = oursRounds.reduce((sum, r) => sum + r.failed, 0);
+      const failed = servers[0]?.rounds.reduce((sum, r) => sum + r.failed, 0) ?? 0;
       if (failed > 0) notes.push(`${endpoint.label}: ${failed} non-2xx answers or errors`);
     }
     console.log(
       `Metrics API vs bare node:http, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up, medians (node ${process.version})\n`,
     );
     console.log(
-      '| endpoint | body bytes | streamcore req/s | p99 ms | µs CPU/req | baseline req/s | p99 ms | µs CPU/req | ratio req/s | ratio CPU/req | target |',
+      '| endpoint | body bytes | streamcore req/s | p99 ms | µs CPU/req | baseline req/s | p99 ms | µs CPU/req | ratio req/s | ratio CPU/req | bare Fastify: ratio req/s | ratio CPU/req | target |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
     for (const row of rows) console.log(row);
     if (notes.length > 0) console.log(`\n${notes.map((note) => `- ${note}`).join('\n')}`);
   } finally {
     streamcore.disconnect();
     baseline.disconnect();
+    reference.disconnect();
   }
 }
 
+/** The same request sent to a server of precomputed bodies, naming the body it should answer. */
+function precomputedAt(baseUrl: string, options: AutocannonOptions, key: string): AutocannonOptions {
+  const url = new URL(options.url);
+  return {
+    ...options,
+    url: `${baseUrl}${url.pathname}`,
+    headers: { ...options.headers, 'x-bench-key': key },
+  };
+}
+
+/** Medians of a server's rounds. */
+function summarize(rounds: Round[]): { rps: number; p99: number; cpu: number } {
+  return {
+    rps: median(rounds.map((r) => r.rps)),
+    p99: median(rounds.map((r) => r.p99)),
+    cpu: median(rounds.map((r) => r.cpuMicrosPerRequest)),
+  };
+}
+
 /**
- * Pins the load generator to the first CPU and both servers to the second (all their threads), so
+ * Pins the load generator to the first CPU and the servers to the second (all their threads), so
  * that each round measures a server on a core of its own rather than how the scheduler happened to
  * share two cores between client and server (unpinned, the same code measured 0.72–0.89×).
  */
@@ -234,7 +301,7 @@ function pinToCores(...servers: ChildProcess[]): string {
     for (const server of servers) {
       execFileSync('taskset', ['-a', '-p', '-c', '1', String(server.pid)], { stdio: 'ignore' });
     }
-    return 'autocannon pinned to CPU 0, both servers to CPU 1 (taskset)';
+    return 'autocannon pinned to CPU 0, the servers to CPU 1 (taskset)';
   } catch (error) {
     return `not pinned: ${(error as Error).message}`;
   }
