@@ -26,7 +26,7 @@ export interface AppDeps {
   now?: () => number;
   /** Root of the proc filesystem the host collectors read; fixtures in tests. */
   procRoot?: string;
-  /** Root of the cgroup v2 hierarchy the host collectors read (default `/sys/fs/cgroup`); fixtures in tests. */
+  /** Where the cgroups the host collectors read are mounted (default `/sys/fs/cgroup`); fixtures in tests. */
   cgroupRoot?: string;
   fetch?: typeof fetch;
   /** Starts encoder processes (default `child_process.spawn`). */

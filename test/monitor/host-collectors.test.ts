@@ -121,6 +121,86 @@ describe('host collectors', () => {
     assert.equal(unlimited.get('mem_total'), 8_048_576 * 1024);
   });
 
+  describe('inside cgroup v1 hierarchies', () => {
+    /** A proc tree whose process sits in /docker/abc of the v1 memory and cpu,cpuacct hierarchies. */
+    let v1Proc: string;
+    let v1Root: string;
+    before(async () => {
+      v1Proc = join(dir, 'proc-v1');
+      v1Root = join(dir, 'cgroup-v1');
+      await cp(proc, v1Proc, { recursive: true });
+      await cp(join(FIXTURES, 'host', 'self', 'cgroup.v1'), join(v1Proc, 'self', 'cgroup'));
+      await cp(join(FIXTURES, 'cgroup-v1'), v1Root, { recursive: true });
+    });
+
+    it('memory: memory.limit_in_bytes and limit − memory.usage_in_bytes; the "no limit" value is ignored', async () => {
+      const samples = await collect(
+        createMemoryCollector({ procRoot: v1Proc, cgroup: new CgroupReader(v1Proc, v1Root) }),
+      );
+      assert.equal(samples.get('mem_total'), 1_073_741_824);
+      assert.equal(samples.get('mem_free'), 1_073_741_824 - 268_435_456);
+      // Docker without --memory writes the v1 "unlimited" value (about 2^63) into the cgroup too.
+      const unlimitedRoot = join(dir, 'cgroup-v1-unlimited');
+      await cp(v1Root, unlimitedRoot, { recursive: true });
+      await writeFile(
+        join(unlimitedRoot, 'memory', 'docker', 'abc', 'memory.limit_in_bytes'),
+        '9223372036854771712\n',
+      );
+      const host = await collect(
+        createMemoryCollector({ procRoot: v1Proc, cgroup: new CgroupReader(v1Proc, unlimitedRoot) }),
+      );
+      assert.equal(host.get('mem_total'), 8_048_576 * 1024);
+      assert.equal(host.get('mem_free'), 4_024_288 * 1024);
+    });
+
+    /** Runs the CPU collector twice, one second apart, with `cpuacctDir` advanced by 0.3 CPU-seconds. */
+    async function cpuAfterOneSecond(
+      procRoot: string,
+      root: string,
+      cpuacctDir: string,
+    ): Promise<Map<string, number>> {
+      let clockMs = 1000;
+      const collector = createCpuCollector({
+        procRoot,
+        cgroup: new CgroupReader(procRoot, root),
+        monotonicNow: () => clockMs,
+        firstSampleDelayMs: 0,
+      });
+      const first = await collect(collector);
+      assert.equal(first.get('cpu_ncpu'), 0.5, 'cfs quota / period of /docker/abc');
+      assert.equal(first.get('cpu_idle'), 100);
+      // 0.3 CPU-seconds: 0.2 user (20 ticks), 0.05 system (5 ticks), 0.05 other, of 0.5 CPU.
+      await writeFile(join(cpuacctDir, 'cpuacct.usage'), '10300000000\n');
+      await writeFile(join(cpuacctDir, 'cpuacct.stat'), 'user 720\nsystem 255\n');
+      clockMs += 1000;
+      return collect(collector);
+    }
+
+    it('cpu: the cfs quota is ncpu, and use is cpuacct time relative to it', async () => {
+      const root = join(dir, 'cgroup-v1-cpu');
+      await cp(v1Root, root, { recursive: true });
+      const second = await cpuAfterOneSecond(v1Proc, root, join(root, 'cpu,cpuacct', 'docker', 'abc'));
+      assertClose(second.get('cpu_user'), 40, 'user');
+      assertClose(second.get('cpu_system'), 10, 'system');
+      assertClose(second.get('cpu_other'), 10, 'other');
+      assertClose(second.get('cpu_idle'), 40, 'idle');
+    });
+
+    it('cpu: also with cpu and cpuacct mounted as two hierarchies', async () => {
+      const proc2 = join(dir, 'proc-v1-split');
+      await cp(v1Proc, proc2, { recursive: true });
+      await writeFile(join(proc2, 'self', 'cgroup'), '3:cpuacct:/docker/abc\n2:cpu:/docker/abc\n0::/\n');
+      const root = join(dir, 'cgroup-v1-split');
+      await cp(join(v1Root, 'cpu,cpuacct'), join(root, 'cpu'), { recursive: true });
+      await cp(join(v1Root, 'cpu,cpuacct'), join(root, 'cpuacct'), { recursive: true });
+      // Only the cpuacct copy counts time; the cpu copy's usage files must not be read.
+      await writeFile(join(root, 'cpu', 'docker', 'abc', 'cpuacct.usage'), '0\n');
+      const second = await cpuAfterOneSecond(proc2, root, join(root, 'cpuacct', 'docker', 'abc'));
+      assertClose(second.get('cpu_user'), 40, 'user');
+      assertClose(second.get('cpu_idle'), 40, 'idle');
+    });
+  });
+
   it('disk: size and used bytes of the file system of the directory, labelled with its absolute path', async () => {
     const samples = await collect(createDiskCollector({ dir }));
     const stats = await statfs(dir);

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
   cpuPercentages,
+  parseCfsQuota,
   parseCgroupPath,
+  parseCgroupV1Membership,
+  parseCpuacct,
   parseCpuMax,
   parseCpuStat,
   parseMeminfo,
@@ -134,5 +137,37 @@ describe('cgroup v2 files', () => {
     assert.equal(parseMemoryMax('max\n'), undefined);
     assert.equal(parseMemoryCurrent(fixture('cgroup-limited', 'app.slice', 'memory.current')), 536_870_912);
     assert.throws(() => parseMemoryCurrent('-1'), /memory.current/);
+  });
+});
+
+describe('cgroup v1 files', () => {
+  it('finds the hierarchy that holds a controller in /proc/self/cgroup', () => {
+    const text = fixture('host', 'self', 'cgroup.v1');
+    assert.deepEqual(parseCgroupV1Membership(text, 'memory'), {
+      controllers: ['memory'],
+      path: '/docker/abc',
+    });
+    assert.deepEqual(parseCgroupV1Membership(text, 'cpuacct'), {
+      controllers: ['cpu', 'cpuacct'],
+      path: '/docker/abc',
+    });
+    assert.equal(parseCgroupV1Membership(text, 'pids'), undefined);
+    assert.equal(parseCgroupV1Membership('0::/app.slice\n', 'memory'), undefined, 'cgroup v2 only');
+  });
+
+  it('reads the cfs quota and period as CPUs, -1 as unlimited', () => {
+    assert.equal(parseCfsQuota('150000\n', '100000\n'), 1.5);
+    assert.equal(parseCfsQuota('-1\n', '100000\n'), undefined);
+    assert.throws(() => parseCfsQuota('abc', '100000'), /cfs_quota_us/);
+    assert.throws(() => parseCfsQuota('50000', '0'), /cfs_quota_us/);
+  });
+
+  it('reads cpuacct.usage (ns) and cpuacct.stat (clock ticks) as µs', () => {
+    assert.deepEqual(parseCpuacct('10000000000\n', 'user 700\nsystem 250\n'), {
+      usageUsec: 10_000_000,
+      userUsec: 7_000_000,
+      systemUsec: 2_500_000,
+    });
+    assert.throws(() => parseCpuacct('-5', 'user 1\n'), /cpuacct.usage/);
   });
 });

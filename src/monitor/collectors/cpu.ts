@@ -31,8 +31,8 @@ interface Reading {
 
 /**
  * `cpu_user`, `cpu_system`, `cpu_idle`, `cpu_other` (percent over the last interval) and
- * `cpu_ncpu` (SPEC §4.2). On the host they come from /proc/stat deltas; inside a cgroup v2 with a
- * CPU limit, `cpu_ncpu` is the limit and the percentages are the cgroup's use relative to it.
+ * `cpu_ncpu` (SPEC §4.2). On the host they come from /proc/stat deltas; inside a cgroup (v2 or v1)
+ * with a CPU limit, `cpu_ncpu` is the limit and the percentages are the cgroup's use relative to it.
  */
 export function createCpuCollector(deps: CpuCollectorDeps): Collector {
   let previous: Reading | undefined;
@@ -59,7 +59,7 @@ export function createCpuCollector(deps: CpuCollectorDeps): Collector {
 async function read(deps: CpuCollectorDeps): Promise<Reading> {
   const stat = parseProcStat(await readFile(join(deps.procRoot, 'stat'), 'utf8'));
   const limit = await deps.cgroup.cpuLimit();
-  const usage = limit === undefined ? undefined : await deps.cgroup.cpuUsage(limit.dir);
+  const usage = limit === undefined ? undefined : await deps.cgroup.cpuUsage(limit);
   return {
     times: stat.total,
     cpuCount: stat.cpuCount,

@@ -9,7 +9,7 @@ import { createUptimeCollector } from './uptime.js';
 export interface HostCollectorDeps {
   /** Root of the proc filesystem, usually `/proc`. */
   procRoot: string;
-  /** Root of the cgroup v2 hierarchy, usually `/sys/fs/cgroup`. */
+  /** Where cgroup hierarchies are mounted (v2 root, v1 controllers below), usually `/sys/fs/cgroup`. */
   cgroupRoot: string;
   /** `storage.disk.dir`. */
   diskDir: string;

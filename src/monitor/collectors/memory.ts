@@ -6,7 +6,8 @@ import { parseMeminfo } from './parse/index.js';
 
 /**
  * `mem_total` and `mem_free` in bytes (SPEC §4.2): MemTotal and MemAvailable of /proc/meminfo, or
- * inside a cgroup v2 whose `memory.max` is below the host's memory, that limit and limit − usage.
+ * inside a cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`) whose limit is below the host's
+ * memory, that limit and limit − usage.
  */
 export function createMemoryCollector(deps: { procRoot: string; cgroup: CgroupReader }): Collector {
   return {

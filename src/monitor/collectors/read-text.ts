@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 
-/** Reads a small text file; `undefined` when it does not exist (e.g. no cgroup v2 controller file). */
+/** Reads a small text file; `undefined` when it does not exist (e.g. the file of an absent cgroup controller). */
 export async function readOptionalText(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');

@@ -13,5 +13,9 @@ export {
   parseCpuStat,
   parseMemoryMax,
   parseMemoryCurrent,
+  parseCgroupV1Membership,
+  parseCfsQuota,
+  parseCpuacct,
   type CgroupCpuUsage,
+  type CgroupV1Membership,
 } from './cgroup.js';
