@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { ApiError, JSON_CONTENT_TYPE } from '../http/index.js';
 import { bearerToken } from './bearer.js';
 import { withoutMappedPrefix } from './client-address.js';
@@ -9,7 +10,6 @@ import { ProviderLoginError, type IdentityProviders } from './identity-provider.
 import { MalformedJsonBody, readLoginForm } from './login-body.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OwnTokens, TokenPair } from './own-tokens.js';
-import type { Logger } from 'pino';
 
 export interface LoginRoutesDeps {
   tokens: OwnTokens;
