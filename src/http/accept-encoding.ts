@@ -1,3 +1,6 @@
+import type { FastifyReply } from 'fastify';
+import { addVary } from './vary.js';
+
 /** Answers from this size on are gzip-compressed for clients that accept it (SPEC §1.1). */
 export const GZIP_THRESHOLD_BYTES = 1024;
 
@@ -15,4 +18,15 @@ export function acceptsGzip(header: string | undefined): boolean {
     if (!rejected) accepted = true;
   }
   return accepted;
+}
+
+/**
+ * Whether an answer of `byteLength` bytes is to be sent gzip-encoded, for the routes and error
+ * answers that encode their bodies themselves rather than through @fastify/compress. From the
+ * threshold on the answer depends on `Accept-Encoding`, so `Vary` says so whatever the client sent.
+ */
+export function gzipWanted(reply: FastifyReply, byteLength: number): boolean {
+  if (byteLength < GZIP_THRESHOLD_BYTES) return false;
+  addVary(reply, 'Accept-Encoding');
+  return acceptsGzip(reply.request.headers['accept-encoding']);
 }

@@ -1,9 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { gzipSync } from 'node:zlib';
-import { acceptsGzip, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
+import { gzipWanted } from './accept-encoding.js';
 import { ApiError, messageForStatus, type ErrorEnvelope } from './errors.js';
-import { addVary } from './vary.js';
 
 /** Framework error codes and the status the contract gives them (SPEC §1.1). */
 const FRAMEWORK_STATUS: Record<string, number> = {
@@ -59,9 +58,7 @@ export function registerErrorHandler(server: FastifyInstance, logger: Logger): v
 export function sendEnvelope(reply: FastifyReply, envelope: ErrorEnvelope): FastifyReply {
   const body = JSON.stringify(envelope);
   void reply.code(envelope.code).type('application/json; charset=utf-8');
-  if (body.length < GZIP_THRESHOLD_BYTES) return reply.send(body);
-  addVary(reply, 'Accept-Encoding');
-  if (!acceptsGzip(reply.request.headers['accept-encoding'])) return reply.send(body);
+  if (!gzipWanted(reply, Buffer.byteLength(body))) return reply.send(body);
   return reply.header('content-encoding', 'gzip').send(gzipSync(body));
 }
 

@@ -4,4 +4,4 @@ export { replyError, sendEnvelope } from './error-handler.js';
 export { JSON_CONTENT_TYPE } from './json-body.js';
 export { addVary } from './vary.js';
 export { describeJsonSyntaxError } from './json-syntax-error.js';
-export { acceptsGzip, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
+export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';

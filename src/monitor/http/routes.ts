@@ -26,13 +26,13 @@ export async function registerMetricsApi(
 ): Promise<void> {
   // The catalog never changes: one body, encoded once.
   const catalogBody = new EncodedBody(monitor.catalogJson);
-  const catalog = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
-    sendBody(request, reply, JSON_TYPE, catalogBody);
+  const catalog = (_request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
+    sendBody(reply, JSON_TYPE, catalogBody);
   const query = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
     const raw = request.body as RawJsonBody | undefined;
     const answer =
       (raw !== undefined ? monitor.query.cachedAnswer(raw.text) : undefined) ?? answerQuery(monitor, raw);
-    return sendBody(request, reply, JSON_TYPE, answer);
+    return sendBody(reply, JSON_TYPE, answer);
   };
   for (const path of ['/metrics', '/metrics/']) v3.get(path, GET_OPTIONS, catalog);
   // The query routes get their bodies as text, in a scope of their own.
@@ -72,7 +72,7 @@ export function registerPrometheusEndpoint(server: FastifyInstance, monitor: Mon
   const send = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
     const format = negotiateFormat(request.headers.accept);
     addVary(reply, 'Accept, Accept-Encoding');
-    return sendBody(request, reply, EXPOSITION_CONTENT_TYPES[format], monitor.exposition.body(format));
+    return sendBody(reply, EXPOSITION_CONTENT_TYPES[format], monitor.exposition.body(format));
   };
   server.get('/metrics', GET_OPTIONS, (request, reply) => {
     if (!enabled) {

@@ -1,5 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { acceptsGzip, addVary, GZIP_THRESHOLD_BYTES } from '../../http/index.js';
+import type { FastifyReply } from 'fastify';
+import { gzipWanted } from '../../http/index.js';
 import type { EncodedBody } from '../encoded-body.js';
 
 /**
@@ -9,14 +9,11 @@ import type { EncodedBody } from '../encoded-body.js';
  * encoding made once per answer rather than once per request.
  */
 export function sendBody(
-  request: FastifyRequest,
   reply: FastifyReply,
   contentType: string,
   body: EncodedBody,
 ): FastifyReply | Promise<FastifyReply> {
   void reply.header('content-type', contentType);
-  if (body.bytes.length < GZIP_THRESHOLD_BYTES) return reply.send(body.bytes);
-  addVary(reply, 'Accept-Encoding');
-  if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(body.bytes);
+  if (!gzipWanted(reply, body.bytes.length)) return reply.send(body.bytes);
   return body.gzip().then((gzipped) => reply.header('content-encoding', 'gzip').send(gzipped));
 }
