@@ -52,11 +52,10 @@ export function registerCors(server: FastifyInstance, origins: readonly string[]
       void reply.header('access-control-expose-headers', EXPOSED_HEADERS);
     } else {
       addVary(reply, 'Origin');
-      if (origin !== undefined && allowed.has(origin)) {
-        void reply.headers({
-          'access-control-allow-origin': origin,
-          'access-control-expose-headers': EXPOSED_HEADERS,
-        });
+      const allowedOrigin = allowOrigin(origin);
+      if (allowedOrigin !== undefined) {
+        void reply.header('access-control-allow-origin', allowedOrigin);
+        void reply.header('access-control-expose-headers', EXPOSED_HEADERS);
       }
     }
     done();

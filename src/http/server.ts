@@ -18,9 +18,9 @@ import { RouteTable } from './route-table.js';
 export async function createHttpServer(config: Config, logger: Logger): Promise<FastifyInstance> {
   const server = Fastify({
     // No logger for fastify itself: with one, fastify makes a child logger and attaches two
-    // response listeners for every request, only to write request lines we do not want; that is
-    // about a tenth of a small answer's cost. Our modules log through `logger` directly, and the
-    // log controller passes on the errors fastify reports.
+    // response listeners for every request, only to write request lines we do not want (about
+    // 6 % of a bare fastify's cost per small answer, measured). Our modules log through `logger`
+    // directly, and the log controller passes on the errors fastify reports.
     logController: new ServerLogController(logger),
     bodyLimit: config.api.max_body_kbytes * 1024,
     trustProxy: config.api.trusted_proxies.length > 0 ? config.api.trusted_proxies : false,
