@@ -170,4 +170,10 @@ describe('cgroup v1 files', () => {
     });
     assert.throws(() => parseCpuacct('-5', 'user 1\n'), /cpuacct.usage/);
   });
+
+  it('names the v1 memory files in errors', () => {
+    assert.equal(parseMemoryMax('9223372036854771712\n', 'memory.limit_in_bytes'), 9223372036854771712);
+    assert.throws(() => parseMemoryMax('-1', 'memory.limit_in_bytes'), /memory\.limit_in_bytes/);
+    assert.throws(() => parseMemoryCurrent('x', 'memory.usage_in_bytes'), /memory\.usage_in_bytes/);
+  });
 });

@@ -99,11 +99,11 @@ export class CgroupReader {
     ];
     for (const { dir, max, current } of files) {
       const maxText = await readOptionalText(join(dir, max));
-      const maxBytes = maxText === undefined ? undefined : parseMemoryMax(maxText);
+      const maxBytes = maxText === undefined ? undefined : parseMemoryMax(maxText, max);
       if (maxBytes === undefined || (tightest !== undefined && maxBytes >= tightest.maxBytes)) continue;
       const currentText = await readOptionalText(join(dir, current));
       if (currentText === undefined) continue;
-      tightest = { maxBytes, currentBytes: parseMemoryCurrent(currentText) };
+      tightest = { maxBytes, currentBytes: parseMemoryCurrent(currentText, current) };
     }
     return tightest;
   }

@@ -39,16 +39,19 @@ export function parseCpuStat(text: string): CgroupCpuUsage {
   return { usageUsec, userUsec: fields.get('user_usec') ?? 0, systemUsec: fields.get('system_usec') ?? 0 };
 }
 
-/** `memory.max`, bytes; `undefined` when `max` (unlimited). */
-export function parseMemoryMax(text: string): number | undefined {
+/**
+ * `memory.max`, bytes; `undefined` when `max` (unlimited). Also reads v1 `memory.limit_in_bytes`
+ * (`file` names it in errors), which writes "unlimited" as a number instead.
+ */
+export function parseMemoryMax(text: string, file = 'memory.max'): number | undefined {
   const value = text.trim();
   if (value === 'max') return undefined;
-  return parseBytes(value, 'memory.max');
+  return parseBytes(value, file);
 }
 
-/** `memory.current`, bytes. */
-export function parseMemoryCurrent(text: string): number {
-  return parseBytes(text.trim(), 'memory.current');
+/** `memory.current`, bytes; also v1 `memory.usage_in_bytes` (`file` names it in errors). */
+export function parseMemoryCurrent(text: string, file = 'memory.current'): number {
+  return parseBytes(text.trim(), file);
 }
 
 function parseBytes(value: string, file: string): number {
