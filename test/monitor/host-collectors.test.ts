@@ -24,6 +24,16 @@ async function collect(collector: Collector): Promise<Map<string, number>> {
   return samples;
 }
 
+/** The CPU collector over a proc tree and a cgroup root, on a monotonic clock the test moves. */
+function cpuCollector(procRoot: string, cgroupRoot: string, monotonicNow: () => number): Collector {
+  return createCpuCollector({
+    procRoot,
+    cgroup: new CgroupReader(procRoot, cgroupRoot),
+    monotonicNow,
+    firstSampleDelayMs: 0,
+  });
+}
+
 function assertClose(actual: number | undefined, expected: number, message: string): void {
   assert.ok(
     actual !== undefined && Math.abs(actual - expected) < 1e-9,
@@ -48,12 +58,7 @@ describe('host collectors', () => {
 
   it('cpu: percentages from /proc/stat deltas and the number of logical CPUs', async () => {
     await cp(join(FIXTURES, 'host', 'stat'), join(proc, 'stat'));
-    const collector = createCpuCollector({
-      procRoot: proc,
-      cgroup: new CgroupReader(proc, join(FIXTURES, 'cgroup-unlimited')),
-      monotonicNow: () => 0,
-      firstSampleDelayMs: 0,
-    });
+    const collector = cpuCollector(proc, join(FIXTURES, 'cgroup-unlimited'), () => 0);
     const first = await collect(collector);
     assert.equal(first.get('cpu_ncpu'), 4);
     assert.equal(first.get('cpu_idle'), 100, 'nothing happened between the two first readings');
@@ -70,12 +75,7 @@ describe('host collectors', () => {
     await cp(proc, cgroupProc, { recursive: true });
     await cp(join(FIXTURES, 'host', 'self', 'cgroup.limited'), join(cgroupProc, 'self', 'cgroup'));
     let clockMs = 5000;
-    const collector = createCpuCollector({
-      procRoot: cgroupProc,
-      cgroup: new CgroupReader(cgroupProc, cgroup),
-      monotonicNow: () => clockMs,
-      firstSampleDelayMs: 0,
-    });
+    const collector = cpuCollector(cgroupProc, cgroup, () => clockMs);
     const first = await collect(collector);
     assert.equal(first.get('cpu_ncpu'), 1.5, 'the tightest limit on the way up (app.slice)');
     assert.equal(first.get('cpu_idle'), 100);
@@ -160,12 +160,7 @@ describe('host collectors', () => {
       cpuacctDir: string,
     ): Promise<Map<string, number>> {
       let clockMs = 1000;
-      const collector = createCpuCollector({
-        procRoot,
-        cgroup: new CgroupReader(procRoot, root),
-        monotonicNow: () => clockMs,
-        firstSampleDelayMs: 0,
-      });
+      const collector = cpuCollector(procRoot, root, () => clockMs);
       const first = await collect(collector);
       assert.equal(first.get('cpu_ncpu'), 0.5, 'cfs quota / period of /docker/abc');
       assert.equal(first.get('cpu_idle'), 100);
