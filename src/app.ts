@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
 import { parseListenAddress, type Config } from './config/index.js';
-import { createHttpServer } from './http/index.js';
+import { createHttpServer, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
@@ -38,6 +38,8 @@ export interface App {
   readonly config: Config;
   /** The metrics store, scheduler and exposition (for tools and benchmarks; routes use it already). */
   readonly monitor: Monitor;
+  /** The routes answered ahead of fastify (for tools, tests and benchmarks). */
+  readonly lane: DirectLane;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -47,7 +49,7 @@ export interface App {
 /** Wires the modules into one server. Nothing here does work of its own. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const lifecycle = new Lifecycle();
-  const server = await createHttpServer(config, deps.logger);
+  const { server, lane } = await createHttpServer(config, deps.logger);
   // Every module's collectors; the monitor (wired last) collects them all.
   const collectors: Collector[] = [];
   const now = deps.now ?? Date.now;
@@ -68,7 +70,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     fetch: deps.fetch ?? fetch,
   });
   // Also guards every route under /api/v3 registered after this line, in whatever scope.
-  await auth.register(server);
+  await auth.register(server, lane);
   lifecycle.onShutdown(() => auth.close());
 
   // --- processes ---
@@ -94,6 +96,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     now,
     lifecycle,
     mountHooks: storage.mountHooks,
+    lane,
   });
   collectors.push(sessions.metrics);
 
@@ -101,7 +104,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     async (v3) => {
       // --- /api/v3 routes ---
       // Guarded by the root hook auth.register installed, like every request under /api/v3.
-      await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024);
+      await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024, lane);
       registerProcessRoutes(v3, processes);
       await storage.registerApi(v3);
       sessions.registerApi(v3);
@@ -128,6 +131,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     server,
     config,
     monitor,
+    lane,
     async listen() {
       const address = parseListenAddress(config.address);
       if (address === undefined) throw new Error(`invalid address ${config.address}`);

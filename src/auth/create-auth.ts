@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import type { DirectLane } from '../http/index.js';
 import { AccessVerifier } from './access-verifier.js';
 import { readServerVersion, registerApiIdentity } from './api-identity.js';
 import { PasswordCheck } from './credentials.js';
@@ -31,9 +32,9 @@ export interface Auth {
    * Registers `GET /api`, `GET /api/`, and, when auth is enabled, the login routes and a root
    * `onRequest` hook that guards every request whose path lies under `/api/v3`, whichever route (of
    * whichever scope) it matches, or none. Call at the root before any route it must guard is
-   * registered.
+   * registered. The same check, for tokens verified before, is the lane's admission under `/api/v3`.
    */
-  register(server: FastifyInstance): Promise<void>;
+  register(server: FastifyInstance, lane: DirectLane): Promise<void>;
   /** Ends pending failure delays, so shutdown does not wait for them. */
   close(): void;
 }
@@ -84,7 +85,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
 
   return {
     guard,
-    async register(server) {
+    async register(server, lane) {
       registerApiIdentity(
         server,
         identityOptions(config, auths, startedAtMs, deps.now, serverVersion, verifier),
@@ -105,6 +106,8 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       // mounts and unmatched paths alike. The spellings a router could map under the prefix
       // (escapes, absolute form, duplicate slashes, case) are pinned by test/auth/guard.test.ts.
       server.addHook('onRequest', createPrefixGuard(guard, V3_PREFIX));
+      // The lane answers only for a token verified before; any other goes through `guard`.
+      lane.admit(V3_PREFIX, (request) => verifier.isCachedValid(request.headers.authorization));
     },
     close,
   };

@@ -4,34 +4,47 @@ import { addVary } from './vary.js';
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Range, Accept, Accept-Encoding';
 /** Not CORS-safelisted, but players and clients read them (ranges, throttled logins). */
-const EXPOSED_HEADERS = 'Content-Length, Content-Range, Retry-After';
+export const CORS_EXPOSED_HEADERS = 'Content-Length, Content-Range, Retry-After';
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE_SEC = '86400';
 
 /**
+ * Which origins may read the server's answers (config `storage.cors.origins`): empty or containing
+ * `*` allows any origin; otherwise a listed `Origin` is echoed and answers vary by `Origin`.
+ */
+export class CorsPolicy {
+  /** `Access-Control-Allow-Origin: *` for every answer; then no `Vary: Origin` is needed. */
+  readonly anyOrigin: boolean;
+  private readonly allowed: Set<string>;
+
+  constructor(origins: readonly string[]) {
+    this.anyOrigin = origins.length === 0 || origins.includes('*');
+    this.allowed = new Set(origins);
+  }
+
+  /** The allowed origin for a request's `Origin`, or undefined when it is not allowed. */
+  allowOrigin(origin: string | undefined): string | undefined {
+    if (this.anyOrigin) return '*';
+    return origin !== undefined && this.allowed.has(origin) ? origin : undefined;
+  }
+}
+
+/**
  * CORS on every route (SPEC §1.1): preflight requests are answered here, before any guard, so they
- * need no authentication; other responses carry the allowed origin. `origins` empty or containing
- * `*` allows any origin. With a list, a listed `Origin` is echoed and `Vary: Origin` tells caches
- * that the answer depends on it.
+ * need no authentication; other responses carry the allowed origin, and `Vary: Origin` when the
+ * policy lists origins. The direct lane (direct-lane.ts) writes the same headers for its answers.
  *
  * Written instead of @fastify/cors because this runs on every request, HLS segments included: the
  * headers are precomputed once, and the hook does one header lookup and one or two header writes
  * (the plugin resolved its options per request and cost ~15 % of a small API answer's throughput).
  * Register before any other `onRequest` hook, so that a preflight never reaches a guard.
  */
-export function registerCors(server: FastifyInstance, origins: readonly string[]): void {
-  const anyOrigin = origins.length === 0 || origins.includes('*');
-  const allowed = new Set(origins);
-  /** The allowed origin for a request's `Origin`, or undefined when it is not allowed. */
-  const allowOrigin = (origin: string | undefined): string | undefined => {
-    if (anyOrigin) return '*';
-    return origin !== undefined && allowed.has(origin) ? origin : undefined;
-  };
-
+export function registerCors(server: FastifyInstance, policy: CorsPolicy): void {
+  const anyOrigin = policy.anyOrigin;
   server.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin;
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
-      const allowedOrigin = allowOrigin(origin);
+      const allowedOrigin = policy.allowOrigin(origin);
       if (!anyOrigin) addVary(reply, 'Origin');
       if (allowedOrigin !== undefined) {
         void reply.headers({
@@ -49,13 +62,13 @@ export function registerCors(server: FastifyInstance, origins: readonly string[]
       // Always sent with `*`, so no `Vary: Origin` is needed. Two direct writes, because
       // `reply.headers(object)` walks the object's keys on every request.
       void reply.header('access-control-allow-origin', '*');
-      void reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+      void reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS);
     } else {
       addVary(reply, 'Origin');
-      const allowedOrigin = allowOrigin(origin);
+      const allowedOrigin = policy.allowOrigin(origin);
       if (allowedOrigin !== undefined) {
         void reply.header('access-control-allow-origin', allowedOrigin);
-        void reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+        void reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS);
       }
     }
     done();

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import type { DirectLane } from '../http/index.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { Collector } from '../monitor/collector.js';
 import type { MountHooks } from '../storage/index.js';
@@ -38,6 +39,8 @@ export interface SessionDeps {
   lifecycle: Lifecycle;
   /** The storage mounts' hooks: the HLS viewer and ingest sessions add theirs. */
   mountHooks: MountHooks[];
+  /** Its answers are metered as `http` sessions like fastify's. */
+  lane: DirectLane;
 }
 
 /**
@@ -78,7 +81,7 @@ export async function createSessions(
   if (options.enable) {
     const ignoreList = new IpIgnoreList(options.ip_ignorelist);
     const meter = new TrafficMeter(ignoreList, get('http'));
-    meter.install(server);
+    meter.install(server, deps.lane);
     ingest = new HlsIngestSessions(get('hlsingress'), meter, deps.now);
     deps.mountHooks.push(new HlsViewerSessions(get('hls'), meter, ignoreList), ingest);
   }

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DirectLane } from '../http/index.js';
 import type { IpIgnoreList } from './ip-ignorelist.js';
 import type { SessionCollector } from './session-collector.js';
 
@@ -28,29 +30,43 @@ interface Metered {
  * same figures, whatever the client address.
  */
 export class TrafficMeter {
-  private readonly metered = new WeakMap<FastifyRequest, Metered>();
+  /** Keyed by the node request, which the framework's requests and the direct lane's share. */
+  private readonly metered = new WeakMap<IncomingMessage, Metered>();
 
   constructor(
     private readonly ignoreList: IpIgnoreList,
     private readonly http: SessionCollector,
   ) {}
 
-  install(server: FastifyInstance): void {
+  /** Meters the requests fastify answers and those the direct lane answers ahead of it. */
+  install(server: FastifyInstance, lane: DirectLane): void {
     server.addHook('onRequest', (request, reply, done) => {
-      if (!this.ignoreList.ignores(request.ip)) {
-        const http = this.http;
-        const remote = request.ip;
-        http.requestStarted();
-        this.attribute(request, reply, 0, (rx, tx) => {
-          http.requestEnded();
-          http.countRequest(remote, request.routeOptions.url ?? '', rx, tx);
-        });
-        // The body of this request is still unread: the socket counter will see it.
-        const state = this.metered.get(request);
-        if (state !== undefined) state.bodyFromSocket = true;
-      }
+      this.meterRequest(request.raw, reply.raw, request.ip, request.routeOptions.url ?? '');
       done();
     });
+    // The lane serves only when no proxy header decides the client address: the socket's is `ip`.
+    lane.meterWith((request, response, route) =>
+      this.meterRequest(request, response, request.socket.remoteAddress ?? '', route),
+    );
+  }
+
+  /** One `http` session for a request from `remote` (outside the ignore list) to `route`. */
+  private meterRequest(
+    request: IncomingMessage,
+    response: ServerResponse,
+    remote: string,
+    route: string,
+  ): void {
+    if (this.ignoreList.ignores(remote)) return;
+    const http = this.http;
+    http.requestStarted();
+    this.attributeRaw(request, response, 0, (rx, tx) => {
+      http.requestEnded();
+      http.countRequest(remote, route, rx, tx);
+    });
+    // The body of this request is still unread: the socket counter will see it.
+    const state = this.metered.get(request);
+    if (state !== undefined) state.bodyFromSocket = true;
   }
 
   /**
@@ -58,13 +74,22 @@ export class TrafficMeter {
    * request body that was already read (a PUT handled by now), 0 otherwise.
    */
   attribute(request: FastifyRequest, reply: FastifyReply, bodyBytes: number, sink: ByteSink): void {
+    this.attributeRaw(request.raw, reply.raw, bodyBytes, sink);
+  }
+
+  private attributeRaw(
+    request: IncomingMessage,
+    response: ServerResponse,
+    bodyBytes: number,
+    sink: ByteSink,
+  ): void {
     const state = this.metered.get(request);
     if (state !== undefined) {
       state.knownBodyBytes = Math.max(state.knownBodyBytes, bodyBytes);
       state.sinks.push(sink);
       return;
     }
-    const socket = request.raw.socket;
+    const socket = request.socket;
     const created: Metered = {
       writtenAtStart: socket.bytesWritten,
       readAtStart: socket.bytesRead,
@@ -74,11 +99,11 @@ export class TrafficMeter {
     };
     this.metered.set(request, created);
     // 'close' on the response fires once: after the last byte, or when the client went away.
-    reply.raw.once('close', () => this.finish(request, created));
+    response.once('close', () => this.finish(request, created));
   }
 
-  private finish(request: FastifyRequest, state: Metered): void {
-    const socket = request.raw.socket;
+  private finish(request: IncomingMessage, state: Metered): void {
+    const socket = request.socket;
     const tx = Math.max(0, socket.bytesWritten - state.writtenAtStart);
     // Part of the body may have arrived with the head (before metering began): a known size wins.
     const fromSocket = state.bodyFromSocket ? Math.max(0, socket.bytesRead - state.readAtStart) : 0;
@@ -89,8 +114,7 @@ export class TrafficMeter {
 }
 
 /** Bytes of the request line and headers as sent (HTTP/1.1 framing: `name: value\r\n`). */
-export function requestHeadBytes(request: FastifyRequest): number {
-  const raw = request.raw;
+export function requestHeadBytes(raw: IncomingMessage): number {
   let bytes =
     (raw.method?.length ?? 0) + (raw.url?.length ?? 0) + ` HTTP/${raw.httpVersion}\r\n`.length + 1 + 2;
   const headers = raw.rawHeaders;

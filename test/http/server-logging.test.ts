@@ -16,7 +16,7 @@ describe('HTTP server logging', () => {
   let url: string;
 
   before(async () => {
-    server = await createHttpServer(defaultConfig(), log.logger);
+    ({ server } = await createHttpServer(defaultConfig(), log.logger));
     server.get('/test/throws', () => {
       throw new Error('handler broke');
     });

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/index.js';
-import { addVary, ApiError, describeJsonSyntaxError } from '../../http/index.js';
+import { addVary, ApiError, describeJsonSyntaxError, type DirectLane } from '../../http/index.js';
 import { EncodedBody } from '../encoded-body.js';
 import type { Monitor } from '../monitor.js';
 import { EXPOSITION_CONTENT_TYPES, negotiateFormat, ScrapeCredential } from '../prometheus/index.js';
@@ -17,12 +17,14 @@ const GET_OPTIONS = { compress: false, decompress: false } as const;
 /**
  * `GET /api/v3/metrics` (catalog) and `POST /api/v3/metrics` (query), also with a trailing slash
  * (SPEC §5). Register inside the `/api/v3` scope, after its guard. `bodyLimitBytes`: the bound on
- * JSON bodies (config `api.max_body_kbytes`).
+ * JSON bodies (config `api.max_body_kbytes`). The catalog is also served by the direct lane, the
+ * same bytes ahead of fastify (src/http/direct-lane.ts).
  */
 export async function registerMetricsApi(
   v3: FastifyInstance,
   monitor: Monitor,
   bodyLimitBytes: number,
+  lane: DirectLane,
 ): Promise<void> {
   // The catalog never changes: one body, encoded once.
   const catalogBody = new EncodedBody(monitor.catalogJson);
@@ -34,7 +36,10 @@ export async function registerMetricsApi(
       (raw !== undefined ? monitor.query.cachedAnswer(raw.text) : undefined) ?? answerQuery(monitor, raw);
     return sendBody(reply, JSON_TYPE, answer);
   };
-  for (const path of ['/metrics', '/metrics/']) v3.get(path, GET_OPTIONS, catalog);
+  for (const path of ['/metrics', '/metrics/']) {
+    v3.get(path, GET_OPTIONS, catalog);
+    lane.serve(v3.prefix + path, v3.prefix + path, JSON_TYPE, () => catalogBody);
+  }
   // The query routes get their bodies as text, in a scope of their own.
   await v3.register((scope, _options, done) => {
     registerRawJsonBody(scope, bodyLimitBytes);
