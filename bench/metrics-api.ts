@@ -32,6 +32,8 @@ const WARMUP_SEC = 2;
 const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
 /** Knobs for exploring where time goes: `BENCH_ONLY=0,1` measures only those endpoints; `BENCH_AUTH=0`, `BENCH_SESSIONS=0` turn modules off. */
 const ONLY = process.env.BENCH_ONLY?.split(',').map(Number);
+/** `BENCH_SHOW_ROUNDS=1` writes each round's figures (streamcore | baseline | bare Fastify) to stderr. */
+const SHOW_ROUNDS = process.env.BENCH_SHOW_ROUNDS === '1';
 const CONNECTIONS = 10;
 const USERNAME = 'admin';
 const PASSWORD = 'bench-password';
@@ -242,6 +244,15 @@ async function main(): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         for (const server of servers)
           server.rounds.push(await run(server.options, DURATION_SEC, server.child));
+        if (SHOW_ROUNDS) {
+          const line = servers.map(({ rounds }) => {
+            const last = rounds[rounds.length - 1];
+            if (last === undefined) return '-';
+            const cpu = `${last.cpuMicrosPerRequest.toFixed(1)} µs (user ${last.userMicrosPerRequest.toFixed(1)})`;
+            return `${Math.round(last.rps)} req/s ${cpu}`;
+          });
+          process.stderr.write(`  round ${round + 1}: ${line.join(' | ')}\n`);
+        }
       }
       const [oursStats, bareStats, floorStats] = servers.map(({ rounds }) => summarize(rounds));
       if (oursStats === undefined || bareStats === undefined || floorStats === undefined) continue;
@@ -313,11 +324,14 @@ interface Round {
   failed: number;
   /** The server's own CPU time (user + system) per answered request, microseconds. */
   cpuMicrosPerRequest: number;
+  /** Its user-mode share. */
+  userMicrosPerRequest: number;
 }
 
 /** Load on `options.url` for `durationSec`, with the CPU time the serving process spent meanwhile. */
 async function run(options: AutocannonOptions, durationSec: number, server: ChildProcess): Promise<Round> {
   const cpuBefore = cpuTicks(server);
+  const userBefore = cpuTicks(server, 'user');
   const result = await autocannon({
     ...options,
     connections: CONNECTIONS,
@@ -325,21 +339,23 @@ async function run(options: AutocannonOptions, durationSec: number, server: Chil
     duration: durationSec,
   });
   const cpuMicros = ((cpuTicks(server) - cpuBefore) * 1_000_000) / CLOCK_TICKS_PER_SEC;
+  const userMicros = ((cpuTicks(server, 'user') - userBefore) * 1_000_000) / CLOCK_TICKS_PER_SEC;
+  const requests = Math.max(1, result.requests.total ?? result.requests.average * durationSec);
   return {
     rps: result.requests.average,
     p99: result.latency.p99,
     failed: result.non2xx + result.errors + result.timeouts,
-    cpuMicrosPerRequest:
-      cpuMicros / Math.max(1, result.requests.total ?? result.requests.average * durationSec),
+    cpuMicrosPerRequest: cpuMicros / requests,
+    userMicrosPerRequest: userMicros / requests,
   };
 }
 
-/** utime + stime of a process (all its threads), in clock ticks, from /proc/<pid>/stat. */
-function cpuTicks(child: ChildProcess): number {
+/** utime + stime (or utime alone) of a process (all its threads), in clock ticks, from /proc/<pid>/stat. */
+function cpuTicks(child: ChildProcess, which: 'all' | 'user' = 'all'): number {
   const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
   // Fields after the command name, which is in parentheses and may contain spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+  return Number(fields[11]) + (which === 'all' ? Number(fields[12]) : 0);
 }
 
 function nextMessage<T>(child: ChildProcess): Promise<T> {
