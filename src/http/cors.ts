@@ -4,7 +4,7 @@ import { addVary } from './vary.js';
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Range, Accept, Accept-Encoding';
 /** Not CORS-safelisted, but players and clients read them (ranges, throttled logins). */
-export const CORS_EXPOSED_HEADERS = 'Content-Length, Content-Range, Retry-After';
+const EXPOSED_HEADERS = 'Content-Length, Content-Range, Retry-After';
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE_SEC = '86400';
 
@@ -16,10 +16,24 @@ export class CorsPolicy {
   /** `Access-Control-Allow-Origin: *` for every answer; then no `Vary: Origin` is needed. */
   readonly anyOrigin: boolean;
   private readonly allowed: Set<string>;
+  /** The headers of an ordinary answer, as name/value pairs in one flat list, per allowed origin. */
+  private readonly answerHeadersByOrigin = new Map<string, readonly string[]>();
+  private readonly anyOriginHeaders = answerHeadersFor('*');
 
   constructor(origins: readonly string[]) {
     this.anyOrigin = origins.length === 0 || origins.includes('*');
     this.allowed = new Set(origins);
+    for (const origin of origins) this.answerHeadersByOrigin.set(origin, answerHeadersFor(origin));
+  }
+
+  /**
+   * The CORS headers of an answer that is not a preflight, as `[name, value, name, value]`:
+   * none for an origin that is not allowed. Precomputed: the same list on every call. With listed
+   * origins the answer also varies by `Origin` (`anyOrigin` false), which the caller adds to `Vary`.
+   */
+  answerHeaders(origin: string | undefined): readonly string[] {
+    if (this.anyOrigin) return this.anyOriginHeaders;
+    return (origin !== undefined ? this.answerHeadersByOrigin.get(origin) : undefined) ?? NO_HEADERS;
   }
 
   /** The allowed origin for a request's `Origin`, or undefined when it is not allowed. */
@@ -29,10 +43,16 @@ export class CorsPolicy {
   }
 }
 
+const NO_HEADERS: readonly string[] = [];
+
+function answerHeadersFor(allowedOrigin: string): readonly string[] {
+  return ['access-control-allow-origin', allowedOrigin, 'access-control-expose-headers', EXPOSED_HEADERS];
+}
+
 /**
  * CORS on every route (SPEC §1.1): preflight requests are answered here, before any guard, so they
  * need no authentication; other responses carry the allowed origin, and `Vary: Origin` when the
- * policy lists origins. The direct lane (direct-lane.ts) writes the same headers for its answers.
+ * policy lists origins. The direct lane (direct-lane.ts) writes the same policy's headers.
  *
  * Written instead of @fastify/cors because this runs on every request, HLS segments included: the
  * headers are precomputed once, and the hook does one header lookup and one or two header writes
@@ -58,19 +78,11 @@ export function registerCors(server: FastifyInstance, policy: CorsPolicy): void 
       void reply.code(204).send();
       return;
     }
-    if (anyOrigin) {
-      // Always sent with `*`, so no `Vary: Origin` is needed. Two direct writes, because
-      // `reply.headers(object)` walks the object's keys on every request.
-      void reply.header('access-control-allow-origin', '*');
-      void reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS);
-    } else {
-      addVary(reply, 'Origin');
-      const allowedOrigin = policy.allowOrigin(origin);
-      if (allowedOrigin !== undefined) {
-        void reply.header('access-control-allow-origin', allowedOrigin);
-        void reply.header('access-control-expose-headers', CORS_EXPOSED_HEADERS);
-      }
-    }
+    // With `*` for every answer no `Vary: Origin` is needed. Direct writes, because
+    // `reply.headers(object)` walks the object's keys on every request.
+    if (!anyOrigin) addVary(reply, 'Origin');
+    const headers = policy.answerHeaders(origin);
+    for (let i = 0; i < headers.length; i += 2) void reply.header(headers[i] as string, headers[i + 1]);
     done();
   });
 }

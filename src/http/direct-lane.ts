@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
-import { CORS_EXPOSED_HEADERS, type CorsPolicy } from './cors.js';
+import type { CorsPolicy } from './cors.js';
 
 /** A body the lane sends as it is, or gzip-encoded once that encoding exists. */
 export interface PreparedBody {
@@ -117,22 +117,9 @@ export class DirectLane {
     }
 
     // The headers of the framework's answer: CORS (its hook), then the route's own (send-body.ts).
-    const head: string[] = [];
+    const head = this.cors.answerHeaders(headers.origin).slice();
     let vary = varies ? 'Accept-Encoding' : '';
-    if (this.cors.anyOrigin) {
-      head.push('access-control-allow-origin', '*', 'access-control-expose-headers', CORS_EXPOSED_HEADERS);
-    } else {
-      vary = varies ? 'Origin, Accept-Encoding' : 'Origin';
-      const allowedOrigin = this.cors.allowOrigin(headers.origin);
-      if (allowedOrigin !== undefined) {
-        head.push(
-          'access-control-allow-origin',
-          allowedOrigin,
-          'access-control-expose-headers',
-          CORS_EXPOSED_HEADERS,
-        );
-      }
-    }
+    if (!this.cors.anyOrigin) vary = varies ? 'Origin, Accept-Encoding' : 'Origin';
     head.push('content-type', route.contentType);
     if (vary !== '') head.push('vary', vary);
     if (encoded) head.push('content-encoding', 'gzip');

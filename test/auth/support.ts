@@ -40,6 +40,8 @@ export interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
+  /** The body's bytes as received (e.g. gzip-encoded). */
+  body: Buffer;
 }
 
 export interface RawOptions {
@@ -64,13 +66,10 @@ export function rawRequest(url: string, options: RawOptions = {}): Promise<Answe
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: body.toString('utf8'), body });
+        });
         res.on('error', reject);
       },
     );

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import type { Config } from '../../src/config/index.js';
-import { authConfig, loginPair } from '../auth/support.js';
+import { authConfig, loginPair, rawRequest, type Answer } from '../auth/support.js';
 import { startServer, type DeepPartial, type TestServer } from '../helpers/server.js';
 
 /**
@@ -14,38 +13,6 @@ import { startServer, type DeepPartial, type TestServer } from '../helpers/serve
  */
 
 const CATALOG = '/api/v3/metrics';
-
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-function send(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      url,
-      { method: options.method ?? 'GET', headers: options.headers, agent: false },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            headers: response.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(options.body);
-  });
-}
 
 /** The headers that describe the answer (not the moment or the connection). */
 function answerHeaders(answer: Answer): Record<string, string | string[] | undefined> {
@@ -73,9 +40,9 @@ describe('direct lane: catalog answers equal fastify’s', () => {
   async function compare(headers: Record<string, string>, path = CATALOG): Promise<Answer> {
     const lane = server.app.lane;
     const before = lane.answered;
-    const viaFastify = await send(`${server.url}${path}?via=fastify`, { headers });
+    const viaFastify = await rawRequest(`${server.url}${path}?via=fastify`, { headers });
     assert.equal(lane.answered, before, 'a query goes to fastify');
-    const viaLane = await send(`${server.url}${path}`, { headers });
+    const viaLane = await rawRequest(`${server.url}${path}`, { headers });
     assert.equal(lane.answered, before + 1, 'the lane answered');
     assert.equal(viaLane.status, viaFastify.status);
     assert.deepEqual(answerHeaders(viaLane), answerHeaders(viaFastify));
@@ -85,7 +52,7 @@ describe('direct lane: catalog answers equal fastify’s', () => {
 
   it('answers a token verified before, with the catalog and the CORS headers', async () => {
     // The first request with this token is verified by the guard in fastify; then it is cached.
-    await send(`${server.url}${CATALOG}`, { headers: bearer });
+    await rawRequest(`${server.url}${CATALOG}`, { headers: bearer });
     const answer = await compare(bearer);
     assert.equal(answer.status, 200);
     assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8');
@@ -105,32 +72,34 @@ describe('direct lane: catalog answers equal fastify’s', () => {
     const headers = { ...bearer, 'accept-encoding': 'gzip, deflate' };
     const answer = await compare(headers);
     assert.equal(answer.headers['content-encoding'], 'gzip');
-    const plain = await send(`${server.url}${CATALOG}`, { headers: bearer });
+    const plain = await rawRequest(`${server.url}${CATALOG}`, { headers: bearer });
     assert.deepEqual(gunzipSync(answer.body), plain.body);
   });
 
   it('leaves every other request to fastify', async () => {
     const lane = server.app.lane;
     const before = lane.answered;
-    const unknownToken = await send(`${server.url}${CATALOG}`, { headers: { authorization: 'Bearer nope' } });
+    const unknownToken = await rawRequest(`${server.url}${CATALOG}`, {
+      headers: { authorization: 'Bearer nope' },
+    });
     assert.equal(unknownToken.status, 401);
-    assert.equal((await send(`${server.url}${CATALOG}`)).status, 401);
-    const head = await send(`${server.url}${CATALOG}`, { method: 'HEAD', headers: bearer });
+    assert.equal((await rawRequest(`${server.url}${CATALOG}`)).status, 401);
+    const head = await rawRequest(`${server.url}${CATALOG}`, { method: 'HEAD', headers: bearer });
     assert.equal(head.status, 200);
     assert.equal(head.body.length, 0);
-    const withBody = await send(`${server.url}${CATALOG}`, {
+    const withBody = await rawRequest(`${server.url}${CATALOG}`, {
       headers: { ...bearer, 'content-type': 'text/plain', 'content-length': '1' },
       body: 'x',
     });
     assert.equal(withBody.status, 200);
-    const deleted = await send(`${server.url}${CATALOG}`, { method: 'DELETE', headers: bearer });
+    const deleted = await rawRequest(`${server.url}${CATALOG}`, { method: 'DELETE', headers: bearer });
     assert.equal(deleted.status, 405);
     assert.equal(lane.answered, before, 'none of these was the lane’s');
   });
 
   it('meters its answers as http sessions, byte for byte like fastify’s', async () => {
     const totals = async (): Promise<{ sessions: number; tx: number }> => {
-      const answer = await send(`${server.url}/api/v3/session?collectors=http`, { headers: bearer });
+      const answer = await rawRequest(`${server.url}/api/v3/session?collectors=http`, { headers: bearer });
       const summary = JSON.parse(answer.body.toString('utf8')) as {
         http: { summary: { local: Record<string, { sessions: number; traffic_tx_bytes: number }> } };
       };
@@ -147,10 +116,10 @@ describe('direct lane: catalog answers equal fastify’s', () => {
       return totals();
     };
     const start = await totals();
-    await send(`${server.url}${CATALOG}?via=fastify`, { headers: bearer });
+    await rawRequest(`${server.url}${CATALOG}?via=fastify`, { headers: bearer });
     const afterFastify = await settled(start.sessions + 1);
     const before = server.app.lane.answered;
-    for (let i = 0; i < 3; i++) await send(`${server.url}${CATALOG}`, { headers: bearer });
+    for (let i = 0; i < 3; i++) await rawRequest(`${server.url}${CATALOG}`, { headers: bearer });
     assert.equal(server.app.lane.answered, before + 3);
     const afterLane = await settled(afterFastify.sessions + 3);
     assert.equal(afterLane.sessions, afterFastify.sessions + 3);
@@ -168,7 +137,7 @@ describe('direct lane: with listed CORS origins', () => {
   before(async () => {
     server = await start({ ...authConfig(), storage: { cors: { origins: ['https://ui.example'] } } });
     bearer = { authorization: `Bearer ${(await loginPair(server.url)).access_token}` };
-    await send(`${server.url}${CATALOG}`, { headers: bearer });
+    await rawRequest(`${server.url}${CATALOG}`, { headers: bearer });
   });
   after(() => server.close());
 
@@ -176,8 +145,8 @@ describe('direct lane: with listed CORS origins', () => {
     it(`answers like fastify for Origin ${origin ?? '(none)'}`, async () => {
       const headers = origin === undefined ? bearer : { ...bearer, origin };
       const before = server.app.lane.answered;
-      const viaFastify = await send(`${server.url}${CATALOG}?via=fastify`, { headers });
-      const viaLane = await send(`${server.url}${CATALOG}`, { headers });
+      const viaFastify = await rawRequest(`${server.url}${CATALOG}?via=fastify`, { headers });
+      const viaLane = await rawRequest(`${server.url}${CATALOG}`, { headers });
       assert.equal(server.app.lane.answered, before + 1);
       assert.deepEqual(answerHeaders(viaLane), answerHeaders(viaFastify));
       assert.equal(viaLane.headers.vary, 'Origin, Accept-Encoding');
@@ -191,8 +160,8 @@ describe('direct lane: configurations it stays out of, or needs no token for', (
   it('answers without a token when auth is off', async () => {
     const server = await start({ api: { auth: { enable: false } } });
     try {
-      const viaFastify = await send(`${server.url}${CATALOG}?via=fastify`);
-      const viaLane = await send(`${server.url}${CATALOG}`);
+      const viaFastify = await rawRequest(`${server.url}${CATALOG}?via=fastify`);
+      const viaLane = await rawRequest(`${server.url}${CATALOG}`);
       assert.equal(server.app.lane.answered, 1);
       assert.equal(viaLane.status, 200);
       assert.deepEqual(answerHeaders(viaLane), answerHeaders(viaFastify));
@@ -207,7 +176,7 @@ describe('direct lane: configurations it stays out of, or needs no token for', (
     try {
       const bearer = { authorization: `Bearer ${(await loginPair(server.url)).access_token}` };
       for (let i = 0; i < 2; i++) {
-        const answer = await send(`${server.url}${CATALOG}`, { headers: bearer });
+        const answer = await rawRequest(`${server.url}${CATALOG}`, { headers: bearer });
         assert.equal(answer.status, 200);
       }
       assert.equal(server.app.lane.answered, 0);
