@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
-import { parseListenAddress, type Config } from './config/index.js';
+import { resolveBindAddress, type Config } from './config/index.js';
 import { createHttpServer, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Collector } from './monitor/collector.js';
@@ -133,9 +133,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     monitor,
     lane,
     async listen() {
-      const address = parseListenAddress(config.address);
-      if (address === undefined) throw new Error(`invalid address ${config.address}`);
-      await server.listen({ host: address.host === '' ? '0.0.0.0' : address.host, port: address.port });
+      const address = resolveBindAddress(config);
+      await server.listen({ host: address.host, port: address.port });
+      if (!config.api.auth.enable) warnAuthOff(deps.logger, config.address, address.narrowedToLoopback);
       const bound = server.server.address();
       if (bound === null || typeof bound === 'string') throw new Error('server is not listening on TCP');
       const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
@@ -154,4 +154,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       return closing;
     },
   };
+}
+
+/** Logged at every start while the API is unprotected (SPEC §2.2 "Safe first start"). */
+function warnAuthOff(logger: Logger, address: string, narrowed: boolean): void {
+  logger.warn(
+    { address, loopbackOnly: narrowed },
+    narrowed
+      ? 'api.auth.enable is false: the API is open to anyone who can reach it; listening on loopback only because the address names no host'
+      : 'api.auth.enable is false: the API is open to anyone who can reach this address; set api.auth.enable, or listen on loopback',
+  );
 }

@@ -21,6 +21,8 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (error) => logger.error({ err: error }, 'uncaught exception'));
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
+  if (loaded.firstStartLogin !== undefined) printFirstStartLogin(loaded.firstStartLogin, loaded.file);
+
   const app = await buildApp(loaded.config, { logger });
   const baseUrl = await app.listen();
   logger.info(
@@ -43,6 +45,24 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Printed once, on the start that generated the credentials, on stderr as plain text (not in the
+ * JSON log, which is often shipped elsewhere). The password stays in the 0600 config file.
+ */
+function printFirstStartLogin(login: { username: string; password: string }, file: string): void {
+  process.stderr.write(
+    [
+      '',
+      'streamcore: first start, API authentication is on.',
+      `  username: ${login.username}`,
+      `  password: ${login.password}`,
+      `This password is shown only now; it is stored in ${file} (api.auth.password, mode 0600).`,
+      '',
+      '',
+    ].join('\n'),
+  );
 }
 
 main().catch((error: unknown) => {

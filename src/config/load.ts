@@ -13,6 +13,11 @@ export interface LoadedConfig {
   config: Config;
   /** The config file's absolute path. */
   file: string;
+  /**
+   * Set when this start created the config file with generated API credentials and they are the
+   * effective ones: the caller prints them once (SPEC §2.2 "Safe first start").
+   */
+  firstStartLogin?: { username: string; password: string };
 }
 
 /** Raised when the configuration cannot be used; `problems` has one line per bad key. */
@@ -33,10 +38,14 @@ export async function loadConfig(
 ): Promise<LoadedConfig> {
   const file = resolve(cwd, env.CORE_CONFIGFILE ?? './config/config.json');
   const problems: string[] = [];
-  const fileJson = await readConfigFile(file, problems);
+  const read = await readConfigFile(file, problems);
   if (problems.length > 0) throw new ConfigError(problems);
+  const fileJson = read.json;
 
-  const generatedMissing = fillGenerated(fileJson);
+  // A new file gets authentication on with a generated password: the reference's open default
+  // lets anyone on the network run encoders (SPEC §2.2 "Safe first start"). Env vars still win.
+  const firstLogin = read.created ? enableFirstStartAuth(fileJson) : undefined;
+  const generatedMissing = fillGenerated(fileJson) || read.created;
   if (generatedMissing) await writeFileAtomic(file, `${JSON.stringify(fileJson, null, 2)}\n`);
 
   const config = defaultConfig();
@@ -64,29 +73,49 @@ export async function loadConfig(
 
   config.db.dir = resolve(cwd, config.db.dir);
   config.storage.disk.dir = resolve(cwd, config.storage.disk.dir);
-  return { config, file };
+  const auth = config.api.auth;
+  const printLogin =
+    firstLogin !== undefined &&
+    auth.enable &&
+    auth.username === firstLogin.username &&
+    auth.password === firstLogin.password;
+  return printLogin ? { config, file, firstStartLogin: firstLogin } : { config, file };
 }
 
-async function readConfigFile(file: string, problems: string[]): Promise<Record<string, unknown>> {
+async function readConfigFile(
+  file: string,
+  problems: string[],
+): Promise<{ json: Record<string, unknown>; created: boolean }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return defaultFileContent();
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return { json: defaultFileContent(), created: true };
+    }
     problems.push(`config file ${file}: ${(error as Error).message}`);
-    return {};
+    return { json: {}, created: false };
   }
   try {
     const json: unknown = JSON.parse(text);
     if (typeof json !== 'object' || json === null || Array.isArray(json)) {
       problems.push(`config file ${file}: must hold a JSON object`);
-      return {};
+      return { json: {}, created: false };
     }
-    return json as Record<string, unknown>;
+    return { json: json as Record<string, unknown>, created: false };
   } catch (error) {
     problems.push(`config file ${file}: invalid JSON (${(error as Error).message})`);
-    return {};
+    return { json: {}, created: false };
   }
+}
+
+/** Turns API authentication on in a new file, for `admin` with a generated password. */
+function enableFirstStartAuth(fileJson: Record<string, unknown>): { username: string; password: string } {
+  const login = { username: 'admin', password: randomBytes(18).toString('base64url') };
+  setPath(fileJson, 'api.auth.enable', true);
+  setPath(fileJson, 'api.auth.username', login.username);
+  setPath(fileJson, 'api.auth.password', login.password);
+  return login;
 }
 
 /** The content of a new config file: every default, so users see every key they can set. */
