@@ -24,12 +24,6 @@ async function main(): Promise<void> {
   if (loaded.firstStartLogin !== undefined) printFirstStartLogin(loaded.firstStartLogin, loaded.file);
 
   const app = await buildApp(loaded.config, { logger });
-  const baseUrl = await app.listen();
-  logger.info(
-    { url: baseUrl, config: loaded.file, id: loaded.config.id, name: loaded.config.name },
-    'streamcore listening',
-  );
-
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -45,6 +39,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+
+  // After the handlers: a supervisor that signals as soon as it reads this line gets a clean stop.
+  const baseUrl = await app.listen();
+  logger.info(
+    { url: baseUrl, config: loaded.file, id: loaded.config.id, name: loaded.config.name },
+    'streamcore listening',
+  );
 }
 
 /**
