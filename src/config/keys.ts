@@ -3,7 +3,8 @@
  * name, the rest are accepted aliases), and its kind. The loader and the validator are driven by
  * this one table, so a key cannot be readable from the file but forgotten in the env, or the reverse.
  */
-export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'tenants';
+/** `patterns`: a list like `list`, but env values split on white space only (expressions hold commas). */
+export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants';
 
 export interface ConfigKey {
   readonly path: string;
@@ -62,6 +63,13 @@ export const KEYS: readonly ConfigKey[] = [
   key('storage.cors.origins', 'CORE_STORAGE_CORS_ORIGINS', 'list'),
   key('ffmpeg.binary', 'CORE_FFMPEG_BINARY', 'string'),
   key('ffmpeg.max_processes', 'CORE_FFMPEG_MAXPROCESSES', 'int'),
+  key('ffmpeg.access.input.allow', 'CORE_FFMPEG_ACCESS_INPUT_ALLOW', 'patterns'),
+  key('ffmpeg.access.input.block', 'CORE_FFMPEG_ACCESS_INPUT_BLOCK', 'patterns'),
+  key('ffmpeg.access.input.paths', 'CORE_FFMPEG_ACCESS_INPUT_PATHS', 'list'),
+  key('ffmpeg.access.output.allow', 'CORE_FFMPEG_ACCESS_OUTPUT_ALLOW', 'patterns'),
+  key('ffmpeg.access.output.block', 'CORE_FFMPEG_ACCESS_OUTPUT_BLOCK', 'patterns'),
+  key('ffmpeg.access.output.paths', 'CORE_FFMPEG_ACCESS_OUTPUT_PATHS', 'list'),
+  key('ffmpeg.access.devices', 'CORE_FFMPEG_ACCESS_DEVICES', 'list'),
   key('ffmpeg.log.max_lines', 'CORE_FFMPEG_LOG_MAX_LINES', 'int'),
   key('ffmpeg.log.max_history', 'CORE_FFMPEG_LOG_MAX_HISTORY', 'int'),
   key('sessions.enable', 'CORE_SESSIONS_ENABLE', 'bool'),

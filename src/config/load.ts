@@ -155,6 +155,7 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
     case 'string':
       return typeof value === 'string' ? { value } : { problem: 'must be a string' };
     case 'list':
+    case 'patterns':
       return Array.isArray(value) && value.every((item) => typeof item === 'string')
         ? { value }
         : { problem: 'must be an array of strings' };
@@ -204,6 +205,8 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
           .map((item) => item.trim())
           .filter((item) => item !== ''),
       };
+    case 'patterns':
+      return { value: raw.split(/\s+/).filter((item) => item !== '') };
     case 'tenants': {
       const parsed = parseTenantsEnv(raw);
       return 'problem' in parsed ? parsed : { value: parsed.tenants };

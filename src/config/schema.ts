@@ -59,6 +59,15 @@ export interface Config {
   ffmpeg: {
     binary: string;
     max_processes: number;
+    /**
+     * What encoders may open (issue 10): the reference's allow/block expressions per direction,
+     * plus places outside the disk directory and device formats, both empty by default.
+     */
+    access: {
+      input: { allow: string[]; block: string[]; paths: string[] };
+      output: { allow: string[]; block: string[]; paths: string[] };
+      devices: string[];
+    };
     log: { max_lines: number; max_history: number };
   };
   sessions: {
@@ -104,7 +113,16 @@ export function defaultConfig(): Config {
       memory: { auth: { enable: true, username: 'admin', password: '' }, max_size_mbytes: 0, purge: false },
       cors: { origins: ['*'] },
     },
-    ffmpeg: { binary: 'ffmpeg', max_processes: 0, log: { max_lines: 50, max_history: 3 } },
+    ffmpeg: {
+      binary: 'ffmpeg',
+      max_processes: 0,
+      access: {
+        input: { allow: [], block: [], paths: [] },
+        output: { allow: [], block: [], paths: [] },
+        devices: [],
+      },
+      log: { max_lines: 50, max_history: 3 },
+    },
     sessions: {
       enable: true,
       ip_ignorelist: ['127.0.0.1/32', '::1/128'],

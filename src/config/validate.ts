@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { accessSettingProblems } from '../process/access/index.js';
 import type { Config } from './schema.js';
 
 /** Cross-field and value-range checks after loading (SPEC §2.1 step 4). One message per problem. */
@@ -53,6 +54,7 @@ export function validateConfig(config: Config): string[] {
     );
   }
   check(config.ffmpeg.binary !== '', 'ffmpeg.binary: must not be empty');
+  problems.push(...accessSettingProblems(config.ffmpeg.access));
 
   const sessions = config.sessions;
   for (const cidr of sessions.ip_ignorelist) {

@@ -1,0 +1,77 @@
+import { checkAddress } from './address-check.js';
+import type { AccessContext, Checks, Findings } from './context.js';
+import { checkOptionList, checkOptions, checkValue } from './option-check.js';
+
+/** The parts of a process config the policy reads (placeholders already resolved). */
+export interface EncoderCommand {
+  options: readonly string[];
+  input: readonly { address: string; options: readonly string[] }[];
+  output: readonly { address: string; options: readonly string[] }[];
+}
+
+/**
+ * Every reason the encoder command must not run, each as `<field path>: <reason>` naming the
+ * address or option (SPEC §7.1; issue 10 item 2). Empty when it may. `written` is the same config
+ * before placeholders were resolved: messages quote top-level addresses as the user wrote them,
+ * and credentials in URLs (`{memfs}` carries the memfs password) are never repeated.
+ */
+export function checkEncoderAccess(
+  resolved: EncoderCommand,
+  written: EncoderCommand,
+  context: AccessContext,
+): string[] {
+  const problems: string[] = [];
+  const findings: Findings = {
+    refuse: (where, reason) => {
+      const line = withoutCredentials(`${where}: ${reason}`);
+      if (!problems.includes(line)) problems.push(line);
+    },
+  };
+  const checks: Checks = {
+    address: (address, direction, format, where, depth) =>
+      checkAddress(address, direction, format, where, depth, context, findings, checks),
+    optionList: (text, where, depth) => checkOptionList(text, where, depth, findings, checks),
+    value: (value, where) => checkValue(value, where, context, findings),
+  };
+  checkOptions(resolved.options, 'options', findings, checks);
+  resolved.input.forEach((input, index) => {
+    const format = checkOptions(input.options, `input[${index}].options`, findings, checks);
+    const where = `input[${index}].address`;
+    checkAddress(
+      input.address,
+      'input',
+      format,
+      where,
+      0,
+      context,
+      quoted(findings, written.input[index]?.address),
+      checks,
+    );
+  });
+  resolved.output.forEach((output, index) => {
+    const format = checkOptions(output.options, `output[${index}].options`, findings, checks);
+    const where = `output[${index}].address`;
+    checkAddress(
+      output.address,
+      'output',
+      format,
+      where,
+      0,
+      context,
+      quoted(findings, written.output[index]?.address),
+      checks,
+    );
+  });
+  return problems;
+}
+
+/** Adds the address as written (with its placeholders) to each refusal of a top-level address. */
+function quoted(findings: Findings, written: string | undefined): Findings {
+  if (written === undefined) return findings;
+  return { refuse: (where, reason) => findings.refuse(`${where} "${written}"`, reason) };
+}
+
+/** `scheme://user:password@host` → `scheme://host`: refusals must not echo the memfs password. */
+function withoutCredentials(text: string): string {
+  return text.replace(/(\/\/)[^/@\s"]*@/g, '$1');
+}

@@ -1,0 +1,10 @@
+export { checkEncoderAccess, type EncoderCommand } from './check-process.js';
+export type { AccessContext } from './context.js';
+export type { OwnServer } from './network-target.js';
+export {
+  accessSettingProblems,
+  compileAccessRules,
+  type AccessRules,
+  type AccessSettings,
+  type Direction,
+} from './rules.js';
