@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError, JSON_CONTENT_TYPE } from '../http/index.js';
 import { bearerToken } from './bearer.js';
-import { withoutMappedPrefix } from './client-address.js';
+import { withoutMappedPrefix } from '../http/index.js';
 import type { FailureDelay } from './failure-delay.js';
 import type { PasswordCheck } from './credentials.js';
 import { invalidTokenError } from './guard.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { throttleKeyOfAddress } from './client-address.js';
+import { throttleKeyOfAddress } from '../http/index.js';
 
 export interface LoginThrottleOptions {
   /** Failures within the window after which attempts get 429 (`api.auth.throttle.max_failures`). */

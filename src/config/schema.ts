@@ -27,6 +27,23 @@ export interface Config {
     trusted_proxies: string[];
     /** Bound on JSON API request bodies, KiB. */
     max_body_kbytes: number;
+    /** How long a client may take, seconds; 0 turns a limit off where noted (docs/security.md). */
+    timeouts: {
+      /** From connect (or the end of the previous answer) until all headers arrived; at least 1. */
+      header_sec: number;
+      /** From connect until the whole request, body included, arrived; 0: no limit. */
+      request_sec: number;
+      /** A connection silent in both directions this long is closed (a stalled body too); 0: never. */
+      idle_sec: number;
+      /** An idle keep-alive connection is closed after this long; at least 1. */
+      keepalive_sec: number;
+    };
+    connections: {
+      /** Open connections per client address (IPv6: per /64); more are answered 503 and closed. 0: no cap. */
+      max_per_address: number;
+      /** CIDRs the cap does not apply to (the server's own encoders connect from loopback). */
+      exempt: string[];
+    };
     auth: {
       enable: boolean;
       username: string;
@@ -91,6 +108,8 @@ export function defaultConfig(): Config {
     api: {
       trusted_proxies: [],
       max_body_kbytes: 64,
+      timeouts: { header_sec: 10, request_sec: 300, idle_sec: 60, keepalive_sec: 5 },
+      connections: { max_per_address: 64, exempt: ['127.0.0.0/8', '::1/128'] },
       auth: {
         enable: false,
         username: '',

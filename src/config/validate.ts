@@ -19,6 +19,18 @@ export function validateConfig(config: Config): string[] {
     check(isCidr(cidr), `api.trusted_proxies: "${cidr}" is not an IP address or CIDR`);
   }
 
+  const timeouts = config.api.timeouts;
+  check(timeouts.header_sec >= 1, 'api.timeouts.header_sec: must be at least 1');
+  check(timeouts.keepalive_sec >= 1, 'api.timeouts.keepalive_sec: must be at least 1');
+  // Node refuses a header time-out longer than the request time-out.
+  check(
+    timeouts.request_sec === 0 || timeouts.request_sec >= timeouts.header_sec,
+    'api.timeouts.request_sec: must be 0 or at least api.timeouts.header_sec',
+  );
+  for (const cidr of config.api.connections.exempt) {
+    check(isCidr(cidr), `api.connections.exempt: "${cidr}" is not an IP address or CIDR`);
+  }
+
   const auth = config.api.auth;
   if (auth.enable) {
     check(auth.username !== '', 'api.auth.username: required when api.auth.enable is true');

@@ -6,3 +6,5 @@ export { JSON_CONTENT_TYPE } from './json-body.js';
 export { addVary } from './vary.js';
 export { describeJsonSyntaxError } from './json-syntax-error.js';
 export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
+export { AddressList } from './address-list.js';
+export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';

@@ -1,27 +1,67 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Config } from '../config/index.js';
+import { AddressList } from './address-list.js';
+import { capConnectionsPerAddress } from './connection-cap.js';
 import type { DirectLane } from './direct-lane.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
+/** The connection limits of `api.timeouts` and `api.connections`, as node wants them (milliseconds). */
+export interface ConnectionLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  idleTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxPerAddress: number;
+  exempt: readonly string[];
+}
+
+export function connectionLimitsOf(api: Config['api']): ConnectionLimits {
+  const { timeouts, connections } = api;
+  return {
+    headersTimeoutMs: timeouts.header_sec * 1000,
+    requestTimeoutMs: timeouts.request_sec * 1000,
+    idleTimeoutMs: timeouts.idle_sec * 1000,
+    keepAliveTimeoutMs: timeouts.keepalive_sec * 1000,
+    maxPerAddress: connections.max_per_address,
+    exempt: connections.exempt,
+  };
+}
+
 /**
  * The `serverFactory` of the fastify instance: a `node:http` server that offers each request to the
- * direct lane first and hands the rest to fastify. It sets the timeouts fastify sets on servers it
- * makes itself (fastify leaves them to the factory), from the options fastify resolved.
+ * direct lane first and hands the rest to fastify. It sets the time-outs (fastify leaves them to a
+ * factory) and caps the connections per client address.
  */
 export function createLaneServer(
   lane: DirectLane,
   fastifyHandler: Handler,
+  limits: ConnectionLimits,
   options: Record<string, unknown>,
 ): Server {
-  const server = createServer((request, response) => {
-    if (!lane.handle(request, response)) fastifyHandler(request, response);
-  });
-  server.keepAliveTimeout = numberOption(options.keepAliveTimeout, server.keepAliveTimeout);
-  server.requestTimeout = numberOption(options.requestTimeout, server.requestTimeout);
-  server.setTimeout(numberOption(options.connectionTimeout, 0));
+  const shortest = Math.min(
+    limits.headersTimeoutMs,
+    limits.requestTimeoutMs > 0 ? limits.requestTimeoutMs : Infinity,
+  );
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // Node checks the header and request time-outs on this period (default 30 s, which would
+      // let a 10 s header limit run to 40 s); the check walks the open connections only.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, shortest / 2)),
+    },
+    (request, response) => {
+      if (!lane.handle(request, response)) fastifyHandler(request, response);
+    },
+  );
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // No request and no answer byte for this long: closed (a body that stalls half-way included).
+  server.setTimeout(limits.idleTimeoutMs);
   const maxRequestsPerSocket = numberOption(options.maxRequestsPerSocket, 0);
   // As fastify: zero means node's default.
   if (maxRequestsPerSocket > 0) server.maxRequestsPerSocket = maxRequestsPerSocket;
+  capConnectionsPerAddress(server, limits.maxPerAddress, new AddressList(limits.exempt));
   return server;
 }
 

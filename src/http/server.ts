@@ -10,7 +10,7 @@ import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { ServerLogController } from './log-controller.js';
-import { createLaneServer } from './node-server.js';
+import { connectionLimitsOf, createLaneServer } from './node-server.js';
 import { RouteTable } from './route-table.js';
 
 export interface HttpServer {
@@ -29,8 +29,13 @@ export async function createHttpServer(config: Config, logger: Logger): Promise<
   // Behind trusted proxies the client address comes from a header fastify resolves: the lane, which
   // meters sessions by client address, stays shut then.
   const lane = new DirectLane(cors, trustedProxies.length === 0);
+  const limits = connectionLimitsOf(config.api);
   const server = Fastify({
-    serverFactory: (handler, options) => createLaneServer(lane, handler, options),
+    serverFactory: (handler, options) => createLaneServer(lane, handler, limits, options),
+    // The factory applies these; fastify is told too, so what it reports matches (docs/security.md).
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     // No logger for fastify itself: with one, fastify makes a child logger and attaches two
     // response listeners for every request, only to write request lines we do not want (about
     // 6 % of a bare fastify's cost per small answer, measured). Our modules log through `logger`

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { AccessCache } from '../../src/auth/access-cache.js';
 import { hasCanonicalSignature } from '../../src/auth/compact-jws.js';
 import { bearerToken } from '../../src/auth/bearer.js';
-import { throttleKeyOfAddress, withoutMappedPrefix } from '../../src/auth/client-address.js';
+import { throttleKeyOfAddress, withoutMappedPrefix } from '../../src/http/client-address.js';
 import { isUnderPrefix } from '../../src/auth/guard.js';
 import { parseKeySet } from '../../src/auth/key-set-document.js';
 import { MalformedJsonBody, readLoginForm } from '../../src/auth/login-body.js';
