@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the system tools the tests use: ffmpeg (encoder processes) and prometheus (the scrape test).
-# Both come from Debian's archive; nothing else is downloaded.
+# Installs the system tools the tests use: ffmpeg (encoder processes), prometheus (the scrape test)
+# and chromium (the dashboard's browser tests, driven by playwright-core).
+# All come from Debian's archive; nothing else is downloaded.
 set -euo pipefail
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
+import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { resolveBindAddress, type Config } from './config/index.js';
 import { createHttpServer, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
@@ -31,6 +32,8 @@ export interface AppDeps {
   fetch?: typeof fetch;
   /** Starts encoder processes (default `child_process.spawn`). */
   spawn?: SpawnFn;
+  /** The built dashboard's files (default `dist/web/dashboard`, written by `npm run build`). */
+  dashboardDir?: string;
 }
 
 export interface App {
@@ -123,6 +126,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     }),
   );
   registerPrometheusEndpoint(server, monitor, config);
+
+  // --- dashboard: the built page at /dashboard/ ---
+  registerDashboardRoutes(server, await loadDashboardAssets(deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR));
   lifecycle.onListen(() => monitor.start());
   lifecycle.onShutdown(() => monitor.stop());
 

@@ -15,8 +15,8 @@ import { registerMounts } from './mount-routes.js';
  */
 const UNLIMITED_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
-/** URL prefixes the disk mount leaves alone: they belong to the API and the scrape endpoint. */
-const RESERVED_PREFIXES = ['/api', '/metrics'];
+/** URL prefixes the disk mount leaves alone: they belong to the API, the scrape endpoint and the dashboard. */
+const RESERVED_PREFIXES = ['/api', '/metrics', '/dashboard'];
 
 /** The storage module as the app sees it (SPEC §8). */
 export interface Storage {

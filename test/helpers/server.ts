@@ -30,6 +30,8 @@ export interface StartOptions {
   cgroupRoot?: string;
   /** The server's logger (e.g. to read its lines); default: pino at TEST_LOG_LEVEL, silent. */
   logger?: Logger;
+  /** The built dashboard's directory (default: the server's, `dist/web/dashboard`). */
+  dashboardDir?: string;
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -56,6 +58,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     now: options.now,
     procRoot: options.procRoot,
     cgroupRoot: options.cgroupRoot,
+    dashboardDir: options.dashboardDir,
   });
   const url = await app.listen();
   return {
