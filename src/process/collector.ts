@@ -1,6 +1,6 @@
 import type { Collector, Emit } from '../monitor/collector.js';
-import type { ProcessService } from './service.js';
-import { STATES } from './states.js';
+import type { ProcessService } from './service/index.js';
+import { STATES } from './supervise/index.js';
 
 /**
  * The `ffmpeg` collector (SPEC §7.4): `ffmpeg_process{state}`, how many times any process

@@ -1,5 +1,5 @@
 export { createFfmpegCollector, createRestreamCollector } from './collector.js';
-export { registerProcessRoutes } from './routes.js';
-export { ProcessService, type ProcessServiceDeps } from './service.js';
-export { memfsUrl } from './placeholders.js';
-export type { SpawnFn } from './spawn.js';
+export { registerProcessRoutes } from './api/index.js';
+export { ProcessService, type ProcessServiceDeps } from './service/index.js';
+export { memfsUrl } from './config/index.js';
+export type { SpawnFn } from './supervise/index.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { withInputHeader, parseInputHeader } from '../../src/process/memfs-inputs.js';
+import { withInputHeader, parseInputHeader } from '../../src/process/config/memfs-inputs.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { getState, lavfiProcess, ok, sleep, waitFor, type ProcessState } from './support.js';
 

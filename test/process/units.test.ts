@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { outputFiles, isInside, parseOutputReference } from '../../src/process/address.js';
-import { applyCleanup, compileRule, purgeFiles } from '../../src/process/cleanup.js';
-import { buildCommand } from '../../src/process/command.js';
-import { createCredentialMask, memfsSecrets } from '../../src/process/credential-mask.js';
-import { configToStore, parseDb, serializeDb } from '../../src/process/db.js';
+import { outputFiles, isInside, parseOutputReference } from '../../src/process/config/address.js';
+import { applyCleanup, compileRule, purgeFiles } from '../../src/process/service/cleanup.js';
+import { buildCommand } from '../../src/process/config/command.js';
+import { createCredentialMask, memfsSecrets } from '../../src/process/supervise/credential-mask.js';
+import { configToStore, parseDb, serializeDb } from '../../src/process/store/db.js';
 import {
   LineSplitter,
   PreludeParser,
@@ -14,18 +14,22 @@ import {
   parseStatsLine,
   parseVstatsLine,
 } from '../../src/process/ffmpeg/index.js';
-import { parseVersionLine, serverOptions } from '../../src/process/ffmpeg-probe.js';
-import { KeyedLocks } from '../../src/process/locks.js';
-import { memfsPrefixes, OutputPrefixIndex } from '../../src/process/memfs-outputs.js';
-import { replacePlaceholders, resolveConfig } from '../../src/process/placeholders.js';
-import { CpuMeter, parseProcStatCpuTicks, parseProcStatusRssBytes } from '../../src/process/proc-usage.js';
-import { mergeOver, readProcessConfig, type ProcessConfig } from '../../src/process/process-config.js';
-import { ProgressTracker } from '../../src/process/progress-tracker.js';
-import { RateWindow } from '../../src/process/rate-window.js';
-import { ProcessReport } from '../../src/process/report.js';
-import { shortUuid } from '../../src/process/short-id.js';
-import { canTransition, STATES } from '../../src/process/states.js';
-import { validateProcessConfig } from '../../src/process/validate-config.js';
+import { parseVersionLine, serverOptions } from '../../src/process/supervise/ffmpeg-probe.js';
+import { KeyedLocks } from '../../src/process/service/locks.js';
+import { memfsPrefixes, OutputPrefixIndex } from '../../src/process/config/memfs-outputs.js';
+import { replacePlaceholders, resolveConfig } from '../../src/process/config/placeholders.js';
+import {
+  CpuMeter,
+  parseProcStatCpuTicks,
+  parseProcStatusRssBytes,
+} from '../../src/process/supervise/proc-usage.js';
+import { mergeOver, readProcessConfig, type ProcessConfig } from '../../src/process/config/process-config.js';
+import { ProgressTracker } from '../../src/process/progress/progress-tracker.js';
+import { RateWindow } from '../../src/process/progress/rate-window.js';
+import { ProcessReport } from '../../src/process/supervise/report.js';
+import { shortUuid } from '../../src/process/config/short-id.js';
+import { canTransition, STATES } from '../../src/process/supervise/states.js';
+import { validateProcessConfig } from '../../src/process/config/validate-config.js';
 import { MemoryFilesystem } from '../../src/storage/index.js';
 import { FFMPEG_FIXTURES } from './support.js';
 

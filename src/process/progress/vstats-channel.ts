@@ -3,7 +3,7 @@ import { constants, open } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { promisify } from 'node:util';
-import { LineSplitter } from './ffmpeg/index.js';
+import { LineSplitter } from '../ffmpeg/index.js';
 
 const execFileAsync = promisify(execFile);
 // The callback form returns a plain descriptor; a FileHandle would close it when collected.

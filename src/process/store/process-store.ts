@@ -8,7 +8,7 @@ import {
   type StoredProcess,
   type VerbatimEntry,
 } from './db.js';
-import { readProcessConfig, type ProcessConfig } from './process-config.js';
+import { readProcessConfig, type ProcessConfig } from '../config/index.js';
 
 /** A stored process that reads and validates, ready to be given a runtime. */
 export interface LoadedProcess {

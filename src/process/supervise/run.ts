@@ -6,8 +6,8 @@ import {
   parseVstatsLine,
   PreludeParser,
   ProgressBlockParser,
-} from './ffmpeg/index.js';
-import { ProgressTracker, type IoLabels } from './progress-tracker.js';
+} from '../ffmpeg/index.js';
+import { ProgressTracker, type IoLabels } from '../progress/index.js';
 import type { ProcessReport } from './report.js';
 import type { SpawnFn } from './spawn.js';
 

@@ -1,4 +1,4 @@
-import type { Prelude, PreludeStream, ProgressBlock, StatsLine, VstatsLine } from './ffmpeg/index.js';
+import type { Prelude, PreludeStream, ProgressBlock, StatsLine, VstatsLine } from '../ffmpeg/index.js';
 import { emptyProgress, type ProgressValues, type StreamValues } from './progress-values.js';
 import { RateWindow } from './rate-window.js';
 

@@ -1,5 +1,5 @@
-import type { MountHooks, ServeEvent } from '../storage/index.js';
-import { INPUT_HEADER, parseInputHeader, type InputRef } from './memfs-inputs.js';
+import type { MountHooks, ServeEvent } from '../../storage/index.js';
+import { INPUT_HEADER, parseInputHeader, type InputRef } from '../config/index.js';
 
 /** Receives the body bytes of one completed memfs read by a process input. */
 export type InputBytesSink = (ref: InputRef, bytes: number) => void;

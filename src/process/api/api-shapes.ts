@@ -1,7 +1,6 @@
-import type { ProcessConfig } from './process-config.js';
-import type { ProgressValues, StreamValues } from './progress-values.js';
-import type { RunLog } from './report.js';
-import type { Order, ProcessState } from './states.js';
+import type { ProcessConfig } from '../config/index.js';
+import type { ProgressValues, StreamValues } from '../progress/index.js';
+import type { RunLog, Order, ProcessState } from '../supervise/index.js';
 
 /** Parts of a process object a client can ask for (`filter`). */
 export const PROCESS_PARTS = ['config', 'state', 'report', 'metadata'] as const;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { SerialFileWriter } from '../persistence/atomic-write.js';
-import { isObject, type ProcessConfig } from './process-config.js';
-import type { Order } from './states.js';
+import { SerialFileWriter } from '../../persistence/atomic-write.js';
+import { isObject, type ProcessConfig } from '../config/index.js';
+import type { Order } from '../supervise/index.js';
 
 /**
  * `<db.dir>/db.json` (SPEC §7.3), in the format of the datarhei Core v16 store (version 4), so

@@ -1,6 +1,6 @@
-import type { Filesystem } from '../storage/filesystem.js';
-import { compileGlob, type Glob } from '../storage/index.js';
-import type { CleanupRule } from './process-config.js';
+import type { Filesystem } from '../../storage/filesystem.js';
+import { compileGlob, type Glob } from '../../storage/index.js';
+import type { CleanupRule } from '../config/index.js';
 
 export interface Filesystems {
   disk: Filesystem;

@@ -1,6 +1,5 @@
 import { toProcess, toReport, toState, type ProcessPart, type StateView } from './api-shapes.js';
-import type { ProcessEntry } from './process-entry.js';
-import type { ProcessService } from './service.js';
+import type { ProcessEntry, ProcessService } from '../service/index.js';
 
 /** `/state` of one process. */
 export function stateView(service: ProcessService, entry: ProcessEntry): StateView {

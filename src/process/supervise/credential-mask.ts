@@ -1,4 +1,4 @@
-import { maskCredentials } from './ffmpeg/index.js';
+import { maskCredentials } from '../ffmpeg/index.js';
 
 /** Hides credentials in a text the API shows or a metric label carries (SPEC §7.1, §7.4). */
 export type CredentialMask = (text: string) => string;

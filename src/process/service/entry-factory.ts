@@ -2,21 +2,29 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
-import { absoluteOutputAddress, parseOutputReference } from './address.js';
-import { buildCommand } from './command.js';
-import type { CredentialMask } from './credential-mask.js';
-import { serverOptions, type EncoderInfo } from './ffmpeg-probe.js';
-import { withInputHeader } from './memfs-inputs.js';
-import { resolveConfig, type PlaceholderValues } from './placeholders.js';
+import type { Config } from '../../config/index.js';
+import {
+  absoluteOutputAddress,
+  parseOutputReference,
+  buildCommand,
+  withInputHeader,
+  resolveConfig,
+  type PlaceholderValues,
+  type ProcessConfig,
+} from '../config/index.js';
+import {
+  type CredentialMask,
+  serverOptions,
+  type EncoderInfo,
+  readProcessUsage,
+  ProcessReport,
+  type SpawnFn,
+  type ProcessState,
+  Supervisor,
+  type PreparedRun,
+} from '../supervise/index.js';
 import type { ProcessEntry } from './process-entry.js';
-import type { ProcessConfig } from './process-config.js';
-import { readProcessUsage } from './proc-usage.js';
-import { ProcessReport } from './report.js';
-import type { SpawnFn } from './spawn.js';
-import type { ProcessState } from './states.js';
-import { Supervisor, type PreparedRun } from './supervisor.js';
-import { VstatsChannel } from './vstats-channel.js';
+import { VstatsChannel } from '../progress/index.js';
 
 /** Bounds on what one child's output may cost the server (see run.ts). */
 export const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };

@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js';
+import type { Config } from '../../config/index.js';
 import type { ProcessConfig, ProcessIO } from './process-config.js';
 
 /** Values of the server-wide placeholders. */

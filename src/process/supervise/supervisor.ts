@@ -1,13 +1,11 @@
 import type { Logger } from 'pino';
 import type { CredentialMask } from './credential-mask.js';
 import type { ProcessUsageSample } from './proc-usage.js';
-import type { IoLabels } from './progress-tracker.js';
-import { emptyProgress, type ProgressValues } from './progress-values.js';
+import { type IoLabels, emptyProgress, type ProgressValues, type VstatsChannel } from '../progress/index.js';
 import type { ProcessReport } from './report.js';
 import { ResourceWatch, type ResourceLimits } from './resource-watch.js';
 import { FfmpegRun, type OutputBudget } from './run.js';
 import type { SpawnFn } from './spawn.js';
-import type { VstatsChannel } from './vstats-channel.js';
 import {
   canTransition,
   isActive,

@@ -1,29 +1,39 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
-import { ApiError } from '../http/index.js';
-import type { Filesystem } from '../storage/filesystem.js';
-import { parseOutputReference } from './address.js';
-import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './cleanup.js';
-import { createCredentialMask, memfsSecrets, type CredentialMask } from './credential-mask.js';
-import { EntryFactory } from './entry-factory.js';
-import { probeEncoder, type EncoderInfo } from './ffmpeg-probe.js';
-import { InputReadMeter } from './input-read-meter.js';
-import { KeyedLocks } from './locks.js';
-import type { InputRef } from './memfs-inputs.js';
-import { memfsPrefixes, OutputPrefixIndex, type OutputPrefix } from './memfs-outputs.js';
-import { memfsUrl, resolveConfig, type PlaceholderValues } from './placeholders.js';
-import type { ProcessEntry } from './process-entry.js';
-import { ProcessStore } from './process-store.js';
+import type { Config } from '../../config/index.js';
+import { ApiError } from '../../http/index.js';
+import type { Filesystem } from '../../storage/filesystem.js';
 import {
+  parseOutputReference,
+  type InputRef,
+  memfsPrefixes,
+  OutputPrefixIndex,
+  type OutputPrefix,
+  memfsUrl,
+  resolveConfig,
+  type PlaceholderValues,
   configToPlain,
   isObject,
   mergeOver,
   readProcessConfig,
   type ProcessConfig,
-} from './process-config.js';
-import type { SpawnFn } from './spawn.js';
-import { zeroStateCounts, type StateCounts } from './states.js';
-import { validateProcessConfig } from './validate-config.js';
+  validateProcessConfig,
+} from '../config/index.js';
+import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './cleanup.js';
+import {
+  createCredentialMask,
+  memfsSecrets,
+  type CredentialMask,
+  probeEncoder,
+  type EncoderInfo,
+  type SpawnFn,
+  zeroStateCounts,
+  type StateCounts,
+} from '../supervise/index.js';
+import { EntryFactory } from './entry-factory.js';
+import { InputReadMeter } from './input-read-meter.js';
+import { KeyedLocks } from './locks.js';
+import type { ProcessEntry } from './process-entry.js';
+import { ProcessStore } from '../store/index.js';
 
 export interface ProcessServiceDeps {
   config: Config;

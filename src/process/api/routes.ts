@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/index.js';
-import { compileGlob, type Glob } from '../storage/index.js';
+import { ApiError } from '../../http/index.js';
+import { compileGlob, type Glob } from '../../storage/index.js';
 import { PROCESS_PARTS, type ProcessPart } from './api-shapes.js';
 import { globSyntaxProblem } from './glob-syntax.js';
-import { isObject } from './process-config.js';
-import { COMMANDS, type Command, type ProcessService } from './service.js';
+import { isObject } from '../config/index.js';
+import { COMMANDS, type Command, type ProcessService } from '../service/index.js';
 import { processView, reportView, stateView } from './views.js';
 
 type IdParams = { Params: { id: string } };

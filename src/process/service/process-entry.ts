@@ -1,6 +1,5 @@
-import type { ProcessConfig } from './process-config.js';
-import type { ProcessReport } from './report.js';
-import type { Supervisor } from './supervisor.js';
+import type { ProcessConfig } from '../config/index.js';
+import type { ProcessReport, Supervisor } from '../supervise/index.js';
 
 /** One process the server knows: its config (with placeholders), its runtime and its metadata. */
 export interface ProcessEntry {

@@ -1,0 +1,5 @@
+/**
+ * process/api: the HTTP face of processes. Routes, request and answer shapes, views of a process.
+ * Talks to the service only; knows nothing of supervision internals beyond what views read.
+ */
+export { registerProcessRoutes } from './routes.js';

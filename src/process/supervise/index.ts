@@ -1,0 +1,17 @@
+/**
+ * process/supervise: one child process over time. The state machine (supervisor), one run of
+ * ffmpeg, resource limits and usage, the report (logs of runs), credential masking of what is
+ * logged, and the encoder probe.
+ */
+export { createCredentialMask, memfsSecrets } from './credential-mask.js';
+export type { CredentialMask } from './credential-mask.js';
+export { probeEncoder, serverOptions } from './ffmpeg-probe.js';
+export type { EncoderInfo } from './ffmpeg-probe.js';
+export { readProcessUsage } from './proc-usage.js';
+export { ProcessReport } from './report.js';
+export type { RunLog } from './report.js';
+export type { SpawnFn } from './spawn.js';
+export { STATES, zeroStateCounts } from './states.js';
+export type { Order, ProcessState, StateCounts } from './states.js';
+export { Supervisor } from './supervisor.js';
+export type { PreparedRun } from './supervisor.js';
