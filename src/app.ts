@@ -64,6 +64,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
   // `storage.filesystems.disk` / `.mem` (Filesystem contract) for processes.
   await storage.registerMounts(server);
+  lifecycle.onShutdown(() => storage.close());
   collectors.push(storage.collector);
 
   // --- auth: login routes and identity ---

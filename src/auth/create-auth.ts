@@ -96,6 +96,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
         throttle: new LoginThrottle({
           maxFailures: settings.throttle.max_failures,
           windowSec: settings.throttle.window_sec,
+          maxKeys: settings.throttle.max_tracked,
           now: deps.now,
         }),
         providers,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { throttleKeyOfAddress } from '../http/index.js';
+import { FailureWindows } from './failure-windows.js';
 
 export interface LoginThrottleOptions {
   /** Failures within the window after which attempts get 429 (`api.auth.throttle.max_failures`). */
@@ -8,7 +9,7 @@ export interface LoginThrottleOptions {
   windowSec: number;
   /** Wall clock, milliseconds. */
   now: () => number;
-  /** Bound on the addresses and on the usernames tracked (each), oldest-failing evicted first. */
+  /** Bound on the addresses and on the usernames tracked (each). */
   maxKeys?: number;
 }
 
@@ -16,9 +17,17 @@ export interface LoginThrottleOptions {
 const MAX_USERNAME_KEY_LENGTH = 128;
 
 /**
- * Brute-force protection of `POST /api/login` (SPEC §3.2): failures are counted per client address
- * and per username in sliding windows. Once either holds `maxFailures` failures younger than the
- * window, attempts are refused until the oldest of them leaves it. A success clears both counts.
+ * Brute-force protection of a password check (SPEC §3.2: `POST /api/login`; also memfs basic auth):
+ * failures are counted per client address and per username in sliding windows.
+ *
+ * - An address with `maxFailures` failures younger than the window is refused (429) until the
+ *   oldest of them leaves it, whatever it tries.
+ * - A username with `maxFailures` failures (from any addresses) is refused only to addresses that
+ *   have failures of their own in the window. An address with a clean record still gets its
+ *   attempt: the owner is never locked out by someone else's guessing, while an attacker who rotates
+ *   addresses gets one guess per address and window instead of `maxFailures`.
+ *
+ * A success clears the address's count and the username's.
  */
 export class LoginThrottle {
   private readonly byAddress: FailureWindows;
@@ -34,10 +43,15 @@ export class LoginThrottle {
   /** Seconds until an attempt from `address` (for `username`, if known) is allowed; 0 when it is now. */
   retryAfterSec(address: string, username?: string): number {
     const now = this.options.now();
-    const waitMs = Math.max(
-      this.byAddress.waitMs(throttleKeyOfAddress(address), now),
-      username === undefined ? 0 : this.byUsername.waitMs(usernameKey(username), now),
-    );
+    const addressKey = throttleKeyOfAddress(address);
+    let waitMs = this.byAddress.lockedForMs(addressKey, now);
+    if (waitMs === 0 && username !== undefined) {
+      // Refused while both hold: the username is locked and this address has failed recently.
+      waitMs = Math.min(
+        this.byUsername.lockedForMs(usernameKey(username), now),
+        this.byAddress.recordedForMs(addressKey, now),
+      );
+    }
     return Math.ceil(waitMs / 1000);
   }
 
@@ -57,55 +71,4 @@ function usernameKey(username: string): string {
   return username.length <= MAX_USERNAME_KEY_LENGTH
     ? username
     : `sha256:${createHash('sha256').update(username).digest('hex')}`;
-}
-
-/**
- * Per key, the times (milliseconds, oldest first) of at most `maxFailures` recent failures. Keys
- * are kept in order of their last failure, so eviction at `maxKeys` drops the stalest first.
- */
-class FailureWindows {
-  private readonly failures = new Map<string, number[]>();
-
-  constructor(
-    private readonly maxFailures: number,
-    private readonly windowMs: number,
-    private readonly maxKeys: number,
-  ) {}
-
-  waitMs(key: string, now: number): number {
-    const times = this.recent(key, now);
-    if (times === undefined || times.length < this.maxFailures) return 0;
-    return (times[0] ?? now) + this.windowMs - now;
-  }
-
-  record(key: string, now: number): void {
-    const times = this.recent(key, now) ?? [];
-    times.push(now);
-    if (times.length > this.maxFailures) times.splice(0, times.length - this.maxFailures);
-    this.failures.delete(key);
-    this.failures.set(key, times);
-    if (this.failures.size > this.maxKeys) {
-      const stalest = this.failures.keys().next();
-      if (stalest.done !== true) this.failures.delete(stalest.value);
-    }
-  }
-
-  clear(key: string): void {
-    this.failures.delete(key);
-  }
-
-  /** The failures of `key` still inside the window at `now`; drops the key when none are. */
-  private recent(key: string, now: number): number[] | undefined {
-    const times = this.failures.get(key);
-    if (times === undefined) return undefined;
-    const cutoff = now - this.windowMs;
-    let expired = 0;
-    while (expired < times.length && (times[expired] ?? now) <= cutoff) expired += 1;
-    if (expired === times.length) {
-      this.failures.delete(key);
-      return undefined;
-    }
-    if (expired > 0) times.splice(0, expired);
-    return times;
-  }
 }

@@ -42,6 +42,7 @@ export const KEYS: readonly ConfigKey[] = [
   key('api.auth.throttle.max_failures', 'CORE_API_AUTH_THROTTLE_MAX_FAILURES', 'int'),
   key('api.auth.throttle.window_sec', 'CORE_API_AUTH_THROTTLE_WINDOW_SEC', 'int'),
   key('api.auth.throttle.delay_ms', 'CORE_API_AUTH_THROTTLE_DELAY_MS', 'int'),
+  key('api.auth.throttle.max_tracked', 'CORE_API_AUTH_THROTTLE_MAX_TRACKED', 'int'),
   key('metrics.enable', 'CORE_METRICS_ENABLE', 'bool'),
   key('metrics.enable_prometheus', 'CORE_METRICS_ENABLE_PROMETHEUS', 'bool'),
   key('metrics.range_sec', 'CORE_METRICS_RANGE_SECONDS', 'int'),

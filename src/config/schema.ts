@@ -51,7 +51,11 @@ export interface Config {
       jwt: { secret: string; access_ttl_sec: number; refresh_ttl_sec: number };
       auth0: { enable: boolean; tenants: Auth0Tenant[] };
       /** Brute-force protection of POST /api/login (SPEC §3.2). */
-      throttle: { max_failures: number; window_sec: number; delay_ms: number };
+      /**
+       * Brute-force protection of POST /api/login (SPEC §3.2) and of memfs basic auth. `max_tracked`
+       * bounds the addresses and the usernames remembered (each); locked ones are evicted last.
+       */
+      throttle: { max_failures: number; window_sec: number; delay_ms: number; max_tracked: number };
     };
   };
   metrics: {
@@ -116,7 +120,7 @@ export function defaultConfig(): Config {
         password: '',
         jwt: { secret: '', access_ttl_sec: 600, refresh_ttl_sec: 86_400 },
         auth0: { enable: false, tenants: [] },
-        throttle: { max_failures: 5, window_sec: 300, delay_ms: 1000 },
+        throttle: { max_failures: 5, window_sec: 300, delay_ms: 1000, max_tracked: 10_000 },
       },
     },
     metrics: {

@@ -42,6 +42,7 @@ export function validateConfig(config: Config): string[] {
   check(auth.throttle.max_failures >= 1, 'api.auth.throttle.max_failures: must be at least 1');
   check(auth.throttle.window_sec >= 1, 'api.auth.throttle.window_sec: must be at least 1');
   check(auth.throttle.delay_ms <= 10_000, 'api.auth.throttle.delay_ms: must be at most 10000');
+  check(auth.throttle.max_tracked >= 1, 'api.auth.throttle.max_tracked: must be at least 1');
 
   const metrics = config.metrics;
   if (metrics.enable) {

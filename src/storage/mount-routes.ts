@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, replyError } from '../http/index.js';
-import { checkBasicAuth, type BasicCredentials } from './basic-auth.js';
+import { ApiError } from '../http/index.js';
+import type { BasicAuthGate } from './basic-auth-gate.js';
 import { StorageError } from './errors.js';
 import { installExpectContinue } from './expect-continue.js';
 import type { MountHooks } from './mount-hooks.js';
@@ -11,8 +11,8 @@ import { serveFile } from './serve-file.js';
 export interface MountOptions {
   disk: MountedFilesystem;
   mem: MountedFilesystem;
-  /** Basic-auth credentials for writes into memfs; undefined when `storage.memory.auth.enable` is off. */
-  memCredentials: BasicCredentials | undefined;
+  /** The basic-auth check of writes into memfs; undefined when `storage.memory.auth.enable` is off. */
+  memGate: BasicAuthGate | undefined;
   /** Bound on a memfs upload, bytes (the memfs limit, or a fixed ceiling when unlimited). */
   memBodyLimitBytes: number;
   /** URL prefixes that belong to the API; the disk mount leaves them to the 404/405 handling. */
@@ -35,8 +35,8 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
     );
 
     const { mem, disk, hooks } = options;
-    const authorized = (header: string | undefined): boolean =>
-      options.memCredentials === undefined || checkBasicAuth(header, options.memCredentials);
+    const gate = options.memGate;
+    const authorized = (header: string | undefined): boolean => gate === undefined || gate.accepts(header);
     installExpectContinue(
       server.server,
       (request) =>
@@ -54,21 +54,9 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
       method: ['PUT', 'POST', 'DELETE'],
       url: '/memfs/*',
       bodyLimit: options.memBodyLimitBytes,
-      onRequest: (request, reply, done) => {
-        if (authorized(request.headers.authorization)) {
-          done();
-          return;
-        }
-        replyError(
-          reply,
-          new ApiError(
-            'UNAUTHORIZED',
-            'memfs writes need basic auth with the storage.memory.auth credentials',
-            {
-              headers: { 'www-authenticate': 'Basic realm="memfs", charset="UTF-8"' },
-            },
-          ),
-        );
+      onRequest: async (request) => {
+        // Throws the 401 or 429 that the error handler answers.
+        await gate?.admit(request);
       },
       handler: (request, reply) =>
         request.method === 'DELETE'

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { FailureDelay, LoginThrottle } from '../auth/index.js';
 import type { Collector } from '../monitor/collector.js';
+import { BasicAuthGate } from './basic-auth-gate.js';
 import { createFilesystemCollector } from './filesystem-collector.js';
 import { createFilesystems, type Filesystems } from './filesystems.js';
 import { registerFsApiRoutes } from './fs-api-routes.js';
@@ -29,6 +31,8 @@ export interface Storage {
   registerMounts(server: FastifyInstance): Promise<void>;
   /** `/api/v3/fs…`, into the guarded `/api/v3` scope. */
   registerApi(v3: FastifyInstance): Promise<void>;
+  /** Ends pending failure delays of memfs logins, so shutdown does not wait for them. */
+  close(): void;
 }
 
 export async function createStorage(
@@ -42,6 +46,24 @@ export async function createStorage(
     return limit > 0 ? limit : UNLIMITED_UPLOAD_BYTES;
   };
   const auth = config.storage.memory.auth;
+  // Its own counts: failed memfs logins do not lock the API login, nor the reverse.
+  const throttle = config.api.auth.throttle;
+  const failureDelay = new FailureDelay(throttle.delay_ms);
+  const memGate = auth.enable
+    ? new BasicAuthGate(
+        { username: auth.username, password: auth.password },
+        {
+          throttle: new LoginThrottle({
+            maxFailures: throttle.max_failures,
+            windowSec: throttle.window_sec,
+            maxKeys: throttle.max_tracked,
+            now: deps.now,
+          }),
+          failureDelay,
+          logger: deps.logger,
+        },
+      )
+    : undefined;
   return {
     filesystems,
     mountHooks,
@@ -50,7 +72,7 @@ export async function createStorage(
       registerMounts(server, {
         disk: filesystems.disk,
         mem: filesystems.mem,
-        memCredentials: auth.enable ? { username: auth.username, password: auth.password } : undefined,
+        memGate,
         memBodyLimitBytes: uploadLimit(filesystems.mem),
         reservedPrefixes: RESERVED_PREFIXES,
         hooks: mountHooks,
@@ -61,6 +83,7 @@ export async function createStorage(
         bodyLimitBytes: uploadLimit,
         hooks: mountHooks,
       }),
+    close: () => failureDelay.endAll(),
   };
 }
 

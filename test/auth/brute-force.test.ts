@@ -58,7 +58,7 @@ describe('brute-force protection of POST /api/login', () => {
     assert.equal(later.status, 200, 'the window freed up');
   });
 
-  it('blocks a username tried from many addresses', async () => {
+  it('slows a username tried from many addresses to one guess per address', async () => {
     for (let index = 0; index < 5; index += 1) {
       const answer = await postLogin(
         server.url,
@@ -67,12 +67,11 @@ describe('brute-force protection of POST /api/login', () => {
       );
       assert.equal(answer.status, 401);
     }
-    const next = await postLogin(
-      server.url,
-      { username: 'victim', password: 'guess' },
-      { localAddress: '127.0.1.9' },
-    );
-    assert.equal(next.status, 429);
+    const from = { localAddress: '127.0.1.9' };
+    const next = await postLogin(server.url, { username: 'victim', password: 'guess' }, from);
+    assert.equal(next.status, 401, 'an address without failures gets one attempt');
+    const again = await postLogin(server.url, { username: 'victim', password: 'guess2' }, from);
+    assert.equal(again.status, 429, 'and no second one while the username is locked');
     const otherUser = await postLogin(
       server.url,
       { username: 'other', password: 'x' },
@@ -131,6 +130,89 @@ describe('brute-force protection of POST /api/login', () => {
       String(line.msg),
       /^login failed: address=127\.0\.4\.2 user="x\\" address=10\.9\.9\.9 user=\\"y" /,
     );
+  });
+});
+
+describe('brute-force protection cannot be turned against the owner', () => {
+  let server: TestServer;
+  const MAX_TRACKED = 20;
+  before(async () => {
+    server = await startServer({
+      config: authConfig({
+        throttle: { max_failures: 5, window_sec: WINDOW_SEC, delay_ms: 1, max_tracked: MAX_TRACKED },
+      }),
+    });
+  });
+  after(() => server.close());
+
+  it('lets the right password in from a clean address while the username is locked', async () => {
+    const attacker = { localAddress: '127.0.5.1' };
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const answer = await postLogin(
+        server.url,
+        { username: USERNAME, password: `guess${attempt}` },
+        attacker,
+      );
+      assert.equal(answer.status, 401);
+    }
+    const locked = await postLogin(server.url, { username: USERNAME, password: PASSWORD }, attacker);
+    assert.equal(locked.status, 429, 'the attacking address keeps its 429 (SPEC §3.2)');
+
+    const owner = await postLogin(
+      server.url,
+      { username: USERNAME, password: PASSWORD },
+      { localAddress: '127.0.5.200' },
+    );
+    assert.equal(owner.status, 200, 'the owner from an address without failures is let in');
+  });
+
+  it('gives an attacker who rotates addresses one guess per address while the username is locked', async () => {
+    for (let index = 0; index < 5; index += 1) {
+      const answer = await postLogin(
+        server.url,
+        { username: USERNAME, password: `rotate${index}` },
+        { localAddress: `127.0.7.${index + 1}` },
+      );
+      assert.equal(answer.status, 401);
+    }
+    const fresh = { localAddress: '127.0.7.50' };
+    const first = await postLogin(server.url, { username: USERNAME, password: 'another' }, fresh);
+    assert.equal(first.status, 401, 'a fresh address gets its one guess');
+    const second = await postLogin(server.url, { username: USERNAME, password: 'and another' }, fresh);
+    assert.equal(second.status, 429, 'and no second one');
+    assert.ok(Number(second.headers['retry-after']) > 0);
+    const right = await postLogin(server.url, { username: USERNAME, password: PASSWORD }, fresh);
+    assert.equal(right.status, 429, 'an address with failures waits, even with the right password');
+    const owner = await postLogin(
+      server.url,
+      { username: USERNAME, password: PASSWORD },
+      { localAddress: '127.0.7.200' },
+    );
+    assert.equal(owner.status, 200);
+  });
+
+  it('keeps the lock of the attacked username when failures for many other names churn the table', async () => {
+    for (let index = 0; index < 5; index += 1) {
+      await postLogin(
+        server.url,
+        { username: USERNAME, password: `churn${index}` },
+        { localAddress: `127.0.8.${index + 1}` },
+      );
+    }
+    // Ten times the table's size in failures for other names, five per address (then it is locked).
+    const names = MAX_TRACKED * 10;
+    for (let index = 0; index < names; index += 1) {
+      const answer = await postLogin(
+        server.url,
+        { username: `other-${index}`, password: 'x' },
+        { localAddress: `127.0.9.${Math.floor(index / 5) + 1}` },
+      );
+      assert.equal(answer.status, 401, `failure ${index}`);
+    }
+    const probe = { localAddress: '127.0.10.1' };
+    assert.equal((await postLogin(server.url, { username: 'probe', password: 'x' }, probe)).status, 401);
+    const refused = await postLogin(server.url, { username: USERNAME, password: 'guess' }, probe);
+    assert.equal(refused.status, 429, 'the username is still locked');
   });
 });
 

@@ -136,7 +136,13 @@ describe('LoginThrottle', () => {
     t.recordFailure('10.0.0.1', 'admin');
     assert.equal(t.retryAfterSec('10.0.0.1', 'admin'), 40);
     assert.equal(t.retryAfterSec('10.0.0.1'), 40, 'the address alone is blocked');
-    assert.equal(t.retryAfterSec('10.0.0.2', 'admin'), 40, 'the username is blocked from anywhere');
+    assert.equal(t.retryAfterSec('10.0.0.2', 'admin'), 0, 'an address without failures is not refused');
+    t.recordFailure('10.0.0.2', 'other');
+    assert.equal(
+      t.retryAfterSec('10.0.0.2', 'admin'),
+      40,
+      'an address with failures is, for the locked name',
+    );
     assert.equal(t.retryAfterSec('10.0.0.2', 'other'), 0);
     advance(39_000);
     assert.equal(t.retryAfterSec('10.0.0.1'), 1);
@@ -172,6 +178,37 @@ describe('LoginThrottle', () => {
     t.recordFailure('10.0.0.3');
     assert.equal(t.retryAfterSec('10.0.0.1'), 0, 'the stalest key was evicted');
     assert.ok(t.retryAfterSec('10.0.0.3') > 0);
+  });
+
+  it('keeps the lock of an attacked username through 10 000 failures for other names', () => {
+    let now = 0;
+    const t = new LoginThrottle({ maxFailures: 5, windowSec: 300, now: () => now });
+    for (let i = 0; i < 5; i += 1) t.recordFailure(`10.1.0.${i}`, 'admin');
+    for (let i = 0; i < 10_000; i += 1) {
+      now += 1;
+      t.recordFailure(`10.2.${i >> 8}.${i & 255}`, `other-${i}`);
+    }
+    t.recordFailure('10.3.0.1', 'probe');
+    assert.ok(t.retryAfterSec('10.3.0.1', 'admin') > 0, 'admin is still locked');
+    assert.equal(t.retryAfterSec('10.3.0.2', 'admin'), 0, 'but not for a clean address');
+  });
+
+  it('evicts locked keys last, and only when nothing else is left', () => {
+    let now = 0;
+    const t = new LoginThrottle({ maxFailures: 2, windowSec: 60, now: () => now, maxKeys: 3 });
+    t.recordFailure('10.0.0.1');
+    t.recordFailure('10.0.0.1');
+    for (let i = 2; i < 50; i += 1) {
+      now += 1;
+      t.recordFailure(`10.0.0.${i}`);
+    }
+    assert.ok(t.retryAfterSec('10.0.0.1') > 0, 'the locked address survived the churn');
+    for (let i = 100; i < 104; i += 1) {
+      t.recordFailure(`10.0.0.${i}`);
+      t.recordFailure(`10.0.0.${i}`);
+    }
+    assert.equal(t.retryAfterSec('10.0.0.1'), 0, 'with only locks left, the oldest lock goes');
+    assert.ok(t.retryAfterSec('10.0.0.103') > 0);
   });
 });
 
