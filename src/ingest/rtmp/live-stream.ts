@@ -1,0 +1,181 @@
+import { ChunkStreamId, encodeChunks } from './chunk-writer.js';
+import { classifyTag } from './flv-tag.js';
+import { MessageType } from './message.js';
+
+/** Where a player's bytes go: its socket, seen through what the relay needs. */
+export interface PlayerSink {
+  /** Queues bytes for the player (never blocks). */
+  write(bytes: Buffer): void;
+  /** Bytes written but not yet sent to the player. */
+  readonly queuedBytes: number;
+  /** Ends the player (it fell behind for too long, or the stream ended). */
+  close(reason: string): void;
+}
+
+export interface RelayLimits {
+  /** A player whose unsent bytes exceed this skips media until it drained and a keyframe comes, bytes. */
+  maxPlayerQueueBytes: number;
+  /** A player that stays behind this long is disconnected, ms. */
+  maxBehindMs: number;
+  /** The cached group of pictures for late joiners is dropped when it grows past this, bytes. */
+  maxGopBytes: number;
+  /** Chunk size of what players receive, bytes. */
+  chunkSize: number;
+}
+
+/** The message stream id every player's `createStream` gets: it lets all players share one encoding. */
+export const PLAY_STREAM_ID = 1;
+
+interface Player {
+  readonly sink: PlayerSink;
+  /** `live`: gets every tag; `waiting`: skips until a keyframe (joined or fell behind). */
+  state: 'live' | 'waiting';
+  /** Since when the player has been over its queue bound, ms; undefined when it is not. */
+  behindSinceMs: number | undefined;
+  skippedTags: number;
+}
+
+/**
+ * One published stream and its players. Each incoming tag is chunk-encoded once, with a type-0
+ * header and the publisher's timestamp, and that buffer is written to every player. Metadata and
+ * the sequence headers are kept for late joiners, and so is the group of pictures since the last
+ * keyframe (bounded), so a new player starts at once with a decodable frame. A slow player skips:
+ * over its queue bound it drops tags until its queue halved and a keyframe comes; over the bound
+ * for longer than `maxBehindMs` it is disconnected. The publisher never waits for a player.
+ */
+export class LiveStream {
+  private readonly players = new Set<Player>();
+  private metadata: Buffer | undefined;
+  private videoHeader: Buffer | undefined;
+  private audioHeader: Buffer | undefined;
+  private gop: Buffer[] = [];
+  private gopBytes = 0;
+  /** Whether `gop` starts at a keyframe and is complete since it (video streams only). */
+  private gopValid = false;
+  private hasVideo = false;
+  /** Tags players skipped because they were behind (for the API and the benchmark). */
+  skippedTags = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly limits: RelayLimits,
+    private readonly now: () => number,
+  ) {}
+
+  get playerCount(): number {
+    return this.players.size;
+  }
+
+  /** `onMetaData` from the publisher (its `@setDataFrame` wrapper already removed). */
+  setMetadata(payload: Buffer): void {
+    this.metadata = this.encode(MessageType.DATA_AMF0, 0, payload, ChunkStreamId.DATA);
+    for (const player of this.players) player.sink.write(this.metadata);
+  }
+
+  /** One audio or video message from the publisher. */
+  pushMedia(typeId: number, timestamp: number, payload: Buffer): void {
+    const video = typeId === MessageType.VIDEO;
+    const kind = classifyTag(typeId, payload);
+    const bytes = this.encode(typeId, timestamp, payload, video ? ChunkStreamId.VIDEO : ChunkStreamId.AUDIO);
+    if (kind === 'sequence-header') {
+      if (video) {
+        this.hasVideo = true;
+        this.videoHeader = bytes;
+      } else this.audioHeader = bytes;
+      // A new configuration (e.g. a resolution change) concerns every player, waiting or not.
+      for (const player of this.players) player.sink.write(bytes);
+      return;
+    }
+    if (video) this.hasVideo = true;
+    const startsHere = kind === 'keyframe' || (!this.hasVideo && !video);
+    this.cache(bytes, kind === 'keyframe');
+    for (const player of this.players) this.offer(player, bytes, startsHere);
+  }
+
+  /** Adds a player: it gets the cached headers and, if complete, the cached group of pictures. */
+  addPlayer(sink: PlayerSink): void {
+    const player: Player = { sink, state: 'waiting', behindSinceMs: undefined, skippedTags: 0 };
+    if (this.metadata !== undefined) sink.write(this.metadata);
+    if (this.videoHeader !== undefined) sink.write(this.videoHeader);
+    if (this.audioHeader !== undefined) sink.write(this.audioHeader);
+    if (this.gopValid) {
+      for (const bytes of this.gop) sink.write(bytes);
+      player.state = 'live';
+    }
+    this.players.add(player);
+  }
+
+  removePlayer(sink: PlayerSink): void {
+    for (const player of this.players) if (player.sink === sink) this.players.delete(player);
+  }
+
+  /** Ends the stream: every player is closed (as when the reference's queue closes). */
+  end(reason: string): void {
+    for (const player of [...this.players]) player.sink.close(reason);
+    this.players.clear();
+    this.gop = [];
+    this.gopBytes = 0;
+  }
+
+  /** Disconnects players that stayed behind too long, also while no tags arrive. Call every second. */
+  sweep(): void {
+    const now = this.now();
+    for (const player of [...this.players]) {
+      if (player.sink.queuedBytes <= this.limits.maxPlayerQueueBytes) player.behindSinceMs = undefined;
+      else if (player.behindSinceMs !== undefined && now - player.behindSinceMs > this.limits.maxBehindMs) {
+        this.players.delete(player);
+        player.sink.close('player fell behind');
+      }
+    }
+  }
+
+  private offer(player: Player, bytes: Buffer, startsHere: boolean): void {
+    const queued = player.sink.queuedBytes;
+    if (queued > this.limits.maxPlayerQueueBytes) {
+      player.behindSinceMs ??= this.now();
+      if (player.state === 'live') player.state = 'waiting';
+      player.skippedTags++;
+      this.skippedTags++;
+      return;
+    }
+    player.behindSinceMs = undefined;
+    if (player.state === 'waiting') {
+      // Resume only with room to spare, so a player at the edge does not flap every tag.
+      if (!startsHere || queued > this.limits.maxPlayerQueueBytes / 2) {
+        player.skippedTags++;
+        this.skippedTags++;
+        return;
+      }
+      player.state = 'live';
+    }
+    player.sink.write(bytes);
+  }
+
+  private cache(bytes: Buffer, keyframe: boolean): void {
+    if (!this.hasVideo) return; // audio-only: any frame is a start; nothing to cache
+    if (keyframe) {
+      this.gop = [bytes];
+      this.gopBytes = bytes.length;
+      this.gopValid = true;
+      return;
+    }
+    if (!this.gopValid) return;
+    this.gopBytes += bytes.length;
+    if (this.gopBytes > this.limits.maxGopBytes) {
+      // Too long a group to replay: late joiners wait for the next keyframe instead.
+      this.gop = [];
+      this.gopBytes = 0;
+      this.gopValid = false;
+      return;
+    }
+    this.gop.push(bytes);
+  }
+
+  private encode(typeId: number, timestamp: number, payload: Buffer, csid: number): Buffer {
+    return encodeChunks(
+      { typeId, streamId: PLAY_STREAM_ID, timestamp, payload },
+      csid,
+      this.limits.chunkSize,
+    );
+  }
+}
