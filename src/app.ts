@@ -10,6 +10,7 @@ import { Lifecycle } from './lifecycle.js';
 import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
+import { createIngest, type Ingest } from './ingest/index.js';
 import { createStorage } from './storage/index.js';
 import { createSessions } from './session/index.js';
 import {
@@ -43,6 +44,8 @@ export interface App {
   readonly monitor: Monitor;
   /** The routes answered ahead of fastify (for tools, tests and benchmarks). */
   readonly lane: DirectLane;
+  /** The live ingest servers (RTMP), for tools, tests and benchmarks. */
+  readonly ingest: Ingest;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -77,23 +80,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await auth.register(server, lane);
   lifecycle.onShutdown(() => auth.close());
 
-  // --- processes ---
-  const processes = await ProcessService.create({
-    config,
-    logger: deps.logger,
-    spawn: deps.spawn ?? spawn,
-    now,
-    procRoot: deps.procRoot ?? '/proc',
-    cpus: availableParallelism(),
-    filesystems: storage.filesystems,
-  });
-  collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
-  storage.mountHooks.push(processes.inputReadMeter);
-  // After the server listens: {memfs} needs the base URL, and restored processes write into it.
-  lifecycle.onListen((baseUrl) => processes.start(baseUrl));
-  // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
-  lifecycle.onShutdown(() => processes.shutdown());
-
   // --- sessions ---
   const sessions = await createSessions(server, config, {
     logger: deps.logger,
@@ -104,6 +90,35 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   });
   collectors.push(sessions.metrics);
 
+  // --- ingest: RTMP server ---
+  // Before processes: it listens first (a restored process may read `{rtmp}` at once) and closes
+  // after they stopped (shutdown steps run in reverse).
+  const ingest = createIngest(config, {
+    logger: deps.logger,
+    now,
+    lifecycle,
+    rtmpCollector: config.sessions.enable ? sessions.collectors.get('rtmp') : undefined,
+  });
+
+  // --- processes ---
+  const processes = await ProcessService.create({
+    config,
+    logger: deps.logger,
+    spawn: deps.spawn ?? spawn,
+    now,
+    procRoot: deps.procRoot ?? '/proc',
+    cpus: availableParallelism(),
+    filesystems: storage.filesystems,
+    templates: ingest.placeholders,
+    secrets: [config.rtmp.token],
+  });
+  collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
+  storage.mountHooks.push(processes.inputReadMeter);
+  // After the server listens: {memfs} needs the base URL, and restored processes write into it.
+  lifecycle.onListen((baseUrl) => processes.start(baseUrl));
+  // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
+  lifecycle.onShutdown(() => processes.shutdown());
+
   await server.register(
     async (v3) => {
       // --- /api/v3 routes ---
@@ -112,6 +127,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       registerProcessRoutes(v3, processes);
       await storage.registerApi(v3);
       sessions.registerApi(v3);
+      ingest.registerApi(v3);
     },
     { prefix: '/api/v3' },
   );
@@ -139,6 +155,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     config,
     monitor,
     lane,
+    ingest,
     async listen() {
       const address = resolveBindAddress(config);
       await server.listen({ host: address.host, port: address.port });

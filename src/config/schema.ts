@@ -91,6 +91,20 @@ export interface Config {
     };
     log: { max_lines: number; max_history: number };
   };
+  /** The RTMP server (datarhei Core's `rtmp` section, docs/ingest.md). */
+  rtmp: {
+    enable: boolean;
+    /** Also listen for RTMPS on `address_tls` with `tls.cert_file` / `tls.key_file`. */
+    enable_tls: boolean;
+    address: string;
+    address_tls: string;
+    /** Publish paths must lie under this app, e.g. `/live`; `/` = anywhere. */
+    app: string;
+    /** Required from publishers and players when not empty (`?token=` or the last path element). */
+    token: string;
+  };
+  /** Certificate and key (PEM files) for RTMPS; the reference's HTTPS keys are not implemented. */
+  tls: { cert_file: string; key_file: string };
   sessions: {
     enable: boolean;
     ip_ignorelist: string[];
@@ -146,6 +160,15 @@ export function defaultConfig(): Config {
       },
       log: { max_lines: 50, max_history: 3 },
     },
+    rtmp: {
+      enable: false,
+      enable_tls: false,
+      address: ':1935',
+      address_tls: ':1936',
+      app: '/',
+      token: '',
+    },
+    tls: { cert_file: '', key_file: '' },
     sessions: {
       enable: true,
       ip_ignorelist: ['127.0.0.1/32', '::1/128'],

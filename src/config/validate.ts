@@ -69,12 +69,36 @@ export function validateConfig(config: Config): string[] {
   check(config.ffmpeg.binary !== '', 'ffmpeg.binary: must not be empty');
   problems.push(...accessSettingProblems(config.ffmpeg.access));
 
+  problems.push(...validateRtmp(config));
+
   const sessions = config.sessions;
   for (const cidr of sessions.ip_ignorelist) {
     check(isCidr(cidr), `sessions.ip_ignorelist: "${cidr}" is not an IP address or CIDR`);
   }
   check(sessions.session_timeout_sec >= 1, 'sessions.session_timeout_sec: must be at least 1');
   check(sessions.persist_interval_sec >= 1, 'sessions.persist_interval_sec: must be at least 1');
+  return problems;
+}
+
+function validateRtmp(config: Config): string[] {
+  const { rtmp, tls } = config;
+  const problems: string[] = [];
+  if (!rtmp.enable && !rtmp.enable_tls) return problems;
+  if (parseListenAddress(rtmp.address) === undefined) {
+    problems.push(`rtmp.address: must be "host:port" or ":port", got "${rtmp.address}"`);
+  }
+  if (!/^\/[^?#\s]*$/.test(rtmp.app))
+    problems.push(`rtmp.app: must be an absolute path like "/live", got "${rtmp.app}"`);
+  if (!rtmp.enable_tls) return problems;
+  // As in the reference (config/config.go): RTMPS runs beside RTMP, on its own address.
+  if (!rtmp.enable) problems.push('rtmp.enable: must be true when rtmp.enable_tls is true');
+  if (parseListenAddress(rtmp.address_tls) === undefined) {
+    problems.push(`rtmp.address_tls: must be "host:port" or ":port", got "${rtmp.address_tls}"`);
+  } else if (rtmp.address_tls === rtmp.address && parseListenAddress(rtmp.address)?.port !== 0) {
+    problems.push('rtmp.address_tls: must differ from rtmp.address');
+  }
+  if (tls.cert_file === '') problems.push('tls.cert_file: required when rtmp.enable_tls is true');
+  if (tls.key_file === '') problems.push('tls.key_file: required when rtmp.enable_tls is true');
   return problems;
 }
 

@@ -1,2 +1,4 @@
 export { createSessions, COLLECTOR_NAMES, type CollectorName, type Sessions } from './sessions.js';
 export type { SessionCollector, CollectorStats, Session } from './session-collector.js';
+export { IpIgnoreList } from './ip-ignorelist.js';
+export { newSessionId } from './session-id.js';

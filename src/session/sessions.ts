@@ -25,7 +25,7 @@ const SWEEP_INTERVAL_MS = 1_000;
 const MBIT = 1024 * 1024;
 
 export interface Sessions {
-  /** Every collector by name; `ffmpeg`, `rtmp` and `srt` exist for their series and are fed by no one yet. */
+  /** Every collector by name; `rtmp` is fed by the RTMP server, `ffmpeg` and `srt` by no one yet. */
   readonly collectors: ReadonlyMap<CollectorName, SessionCollector>;
   /** `session_*` for the monitor. */
   readonly metrics: Collector;
@@ -60,9 +60,10 @@ export async function createSessions(
       now: deps.now,
       timeoutMs: options.session_timeout_sec * 1000,
       pendingTimeoutMs: Math.min(PENDING_TIMEOUT_MS, options.session_timeout_sec * 1000),
-      // The limits are about viewers (SPEC §9): they apply to, and are reported for, `hls`.
+      // The limits are about viewers (SPEC §9): they apply to, and are reported for, `hls` and
+      // `rtmp` (its players are refused over them; publishers are counted but never refused).
       limits:
-        name === 'hls'
+        name === 'hls' || name === 'rtmp'
           ? {
               maxSessions: options.max_sessions,
               maxTxBitrate: options.max_bitrate_mbit * MBIT,

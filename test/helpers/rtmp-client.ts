@@ -16,6 +16,9 @@ export class RtmpTestClient {
   /** Media messages (audio/video) received, and their payload bytes. */
   mediaMessages = 0;
   mediaBytes = 0;
+  /** Timestamp of the last media message received, ms (-1 before the first). */
+  lastMediaTimestamp = -1;
+  private chunkSize = 128;
   /** Every message received, when `keepMessages`. */
   readonly messages: RtmpMessage[] = [];
   private readonly reader: ChunkReader;
@@ -77,7 +80,17 @@ export class RtmpTestClient {
 
   /** Sends one media message on message stream 1. */
   sendMedia(typeId: number, timestamp: number, payload: Buffer): boolean {
-    return this.socket.write(encodeChunks({ typeId, streamId: 1, timestamp, payload }, 6, 128));
+    return this.socket.write(encodeChunks({ typeId, streamId: 1, timestamp, payload }, 6, this.chunkSize));
+  }
+
+  /** Sends Set Chunk Size; media goes out in chunks of `bytes` from now on (OBS uses 4096). */
+  setChunkSize(bytes: number): void {
+    const payload = Buffer.alloc(4);
+    payload.writeUInt32BE(bytes);
+    this.socket.write(
+      encodeChunks({ typeId: MessageType.SET_CHUNK_SIZE, streamId: 0, timestamp: 0, payload }, 2, 128),
+    );
+    this.chunkSize = bytes;
   }
 
   close(): void {
@@ -115,6 +128,7 @@ export class RtmpTestClient {
     if (message.typeId === MessageType.AUDIO || message.typeId === MessageType.VIDEO) {
       this.mediaMessages++;
       this.mediaBytes += message.payload.length;
+      this.lastMediaTimestamp = message.timestamp;
       return;
     }
     if (message.typeId !== MessageType.COMMAND_AMF0) return;

@@ -1,4 +1,4 @@
-import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { decodeAmf0, encodeAmf0, type Amf0Object, type Amf0Value } from './amf0.js';
 import { ChunkReader } from './chunk-reader.js';
 import * as control from './control.js';
@@ -60,7 +60,7 @@ export class RtmpConnection implements PlayerSink {
   private ended = false;
 
   constructor(
-    readonly socket: Duplex & { remoteAddress?: string; writableLength: number },
+    readonly socket: Socket,
     private readonly host: ConnectionHost,
     private readonly limits: ConnectionLimits,
     private readonly now: () => number,
@@ -75,6 +75,11 @@ export class RtmpConnection implements PlayerSink {
     socket.on('data', (data: Buffer) => this.onData(data));
     socket.on('error', () => this.close('socket error'));
     socket.on('close', () => this.close('socket closed'));
+  }
+
+  /** Bytes through the socket so far (TLS: the encrypted bytes), for session accounting. */
+  byteCounts(): { bytesRead: number; bytesWritten: number } {
+    return { bytesRead: this.socket.bytesRead, bytesWritten: this.socket.bytesWritten };
   }
 
   get queuedBytes(): number {

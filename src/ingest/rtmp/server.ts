@@ -78,6 +78,11 @@ export class RtmpServer implements ConnectionHost {
     return [...this.streams.keys()];
   }
 
+  /** The ports the listeners are bound to, plain first (port 0 in the config picks a free one). */
+  ports(): number[] {
+    return this.listeners.map((server) => (server.address() as AddressInfo).port);
+  }
+
   /** The live stream at a path (for tools and tests). */
   stream(path: string): LiveStream | undefined {
     return this.streams.get(path);

@@ -10,7 +10,7 @@ export type { InputRef } from './memfs-inputs.js';
 export { OutputPrefixIndex, memfsPrefixes } from './memfs-outputs.js';
 export type { OutputPrefix } from './memfs-outputs.js';
 export { memfsUrl, resolveConfig } from './placeholders.js';
-export type { PlaceholderValues } from './placeholders.js';
+export type { PlaceholderTemplate, PlaceholderValues } from './placeholders.js';
 export { configToPlain, isObject, mergeOver, readProcessConfig } from './process-config.js';
 export type { CleanupRule, ProcessConfig } from './process-config.js';
 export { validateProcessConfig } from './validate-config.js';

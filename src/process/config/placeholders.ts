@@ -1,30 +1,78 @@
 import type { Config } from '../../config/index.js';
 import type { ProcessConfig, ProcessIO } from './process-config.js';
 
+/**
+ * A placeholder whose value depends on parameters (`{rtmp,name=abc}`) and on whether it stands in
+ * an input or an output (`{srt}` chooses its mode by that), as the reference's template functions.
+ */
+export type PlaceholderTemplate = (
+  params: Readonly<Record<string, string>>,
+  section: 'input' | 'output' | 'global',
+) => string;
+
 /** Values of the server-wide placeholders. */
 export interface PlaceholderValues {
   /** Absolute disk storage directory (`{diskfs}`, `{fs:disk}`). */
   diskfs: string;
   /** Base URL of the memory filesystem, with credentials (`{memfs}`, `{fs:mem}`). */
   memfs: string;
+  /** Placeholders with parameters, by name (`rtmp`, `srt`), from the ingest servers. */
+  templates?: Readonly<Record<string, PlaceholderTemplate>>;
 }
 
-const PLACEHOLDER = /\{([a-z]+(?::[a-z]+)?)(?:\^(.))?\}/g;
+const PLACEHOLDER = /\{([a-z]+(?::[a-z]+)?)(?:\^(.))?(?:,([^{}]*))?\}/g;
 
 /**
- * Replaces `{name}` with `values[name]`; unknown names stay as they are. `{name^c}` escapes every
- * `c` in the value with a backslash (and backslashes themselves), for values that end up inside
- * an ffmpeg option that uses `c` as a separator, as in the reference server.
+ * Replaces `{name}` with `values[name]`, and `{name,key=value,…}` with the template `name` given
+ * those parameters; unknown names stay as they are. Parameter values are URL-unescaped and may
+ * use `$processid`, `$reference`, `$inputid`, `$outputid` (the reference's variables). `{name^c}`
+ * escapes every `c` in the value with a backslash (and backslashes themselves), for values that
+ * end up inside an ffmpeg option that uses `c` as a separator, as in the reference server.
  */
-export function replacePlaceholders(text: string, values: Record<string, string>): string {
+export function replacePlaceholders(
+  text: string,
+  values: Record<string, string>,
+  templates: Readonly<Record<string, PlaceholderTemplate>> = {},
+  section: 'input' | 'output' | 'global' = 'global',
+): string {
   if (!text.includes('{')) return text;
-  return text.replace(PLACEHOLDER, (match, name: string, escape: string | undefined) => {
-    const value = values[name];
-    if (value === undefined) return match;
-    if (escape === undefined) return value;
-    const escaped = escape === '\\' ? value : value.replaceAll('\\', '\\\\');
-    return escaped.replaceAll(escape, `\\${escape}`);
-  });
+  return text.replace(
+    PLACEHOLDER,
+    (match, name: string, escape: string | undefined, params: string | undefined) => {
+      const template = Object.hasOwn(templates, name) ? templates[name] : undefined;
+      const value =
+        template !== undefined
+          ? template(parseParams(params ?? '', values), section)
+          : Object.hasOwn(values, name)
+            ? values[name]
+            : undefined;
+      if (value === undefined) return match;
+      if (escape === undefined) return value;
+      const escaped = escape === '\\' ? value : value.replaceAll('\\', '\\\\');
+      return escaped.replaceAll(escape, `\\${escape}`);
+    },
+  );
+}
+
+/** `key=value,key=value` with URL-unescaped parts; a part that does not unescape is left out. */
+function parseParams(text: string, values: Record<string, string>): Record<string, string> {
+  const params: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const part of text.split(',')) {
+    if (part === '') continue;
+    const equals = part.indexOf('=');
+    try {
+      const key = decodeURIComponent((equals < 0 ? part : part.slice(0, equals)).replaceAll('+', ' '));
+      let value = equals < 0 ? '' : decodeURIComponent(part.slice(equals + 1).replaceAll('+', ' '));
+      for (const variable of ['processid', 'reference', 'inputid', 'outputid']) {
+        const replacement = values[variable];
+        if (replacement !== undefined) value = value.replaceAll(`$${variable}`, replacement);
+      }
+      params[key] = value;
+    } catch {
+      continue;
+    }
+  }
+  return params;
 }
 
 /**
@@ -40,13 +88,15 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     memfs: server.memfs,
     'fs:mem': server.memfs,
   };
+  const templates = server.templates ?? {};
   const resolveIO = (io: ProcessIO, kind: 'inputid' | 'outputid'): ProcessIO => {
     const id = replacePlaceholders(io.id, base);
     const values = { ...base, [kind]: id };
+    const section = kind === 'inputid' ? 'input' : 'output';
     return {
       id,
-      address: replacePlaceholders(io.address, values),
-      options: io.options.map((option) => replacePlaceholders(option, values)),
+      address: replacePlaceholders(io.address, values, templates, section),
+      options: io.options.map((option) => replacePlaceholders(option, values, templates, section)),
       cleanup: io.cleanup.map((rule) => ({ ...rule, pattern: replacePlaceholders(rule.pattern, values) })),
     };
   };

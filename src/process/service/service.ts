@@ -10,6 +10,7 @@ import {
   type OutputPrefix,
   memfsUrl,
   resolveConfig,
+  type PlaceholderTemplate,
   type PlaceholderValues,
   configToPlain,
   isObject,
@@ -46,6 +47,10 @@ export interface ProcessServiceDeps {
   /** Logical CPUs of the machine. */
   cpus: number;
   filesystems: { disk: Filesystem & { readonly root: string }; mem: Filesystem };
+  /** Placeholders with parameters from other modules (`{rtmp,name=…}` from the ingest servers). */
+  templates?: Readonly<Record<string, PlaceholderTemplate>>;
+  /** Secrets besides the memfs password that must not show in reports (`rtmp.token`). */
+  secrets?: readonly string[];
 }
 
 /** The commands of `PUT /api/v3/process/:id/command`. */
@@ -79,7 +84,10 @@ export class ProcessService {
   private readonly mask: CredentialMask;
 
   private constructor(private readonly deps: ProcessServiceDeps) {
-    this.mask = createCredentialMask(memfsSecrets(deps.config.storage.memory.auth));
+    this.mask = createCredentialMask([
+      ...memfsSecrets(deps.config.storage.memory.auth),
+      ...(deps.secrets ?? []),
+    ]);
     this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
       [...this.entries.values()].map((entry) => ({
         config: entry.config,
@@ -293,7 +301,7 @@ export class ProcessService {
 
   /** The global placeholder values (disk directory, memfs URL with credentials). */
   placeholders(): PlaceholderValues {
-    return { diskfs: this.deps.filesystems.disk.root, memfs: this.memfsUrl };
+    return { diskfs: this.deps.filesystems.disk.root, memfs: this.memfsUrl, templates: this.deps.templates };
   }
 
   // ---- internals ----

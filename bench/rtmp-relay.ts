@@ -1,0 +1,370 @@
+/**
+ * One RTMP publisher and PLAYERS RTMP players on loopback (issue 13): what the relay costs per
+ * player, its memory, and whether players keep up, against a bare socket copy in the same run.
+ *
+ * Method: a 640x360 30 fps clip with AAC is encoded once at a constant ~3 Mbit/s into FLV
+ * (ffmpeg, before any measurement). The load generator (this process) sends its tags in real
+ * time, looped with shifted timestamps, as chunks of 4096 bytes. Both servers run as child
+ * processes, so their CPU time (utime+stime from /proc/<pid>/stat) and RSS (1-second samples)
+ * are theirs alone. Two rounds:
+ *   - baseline: bench/rtmp-copy-server.ts, which writes each byte the publisher sends to every
+ *     player socket (no parsing, no bounds; players connect first and parse the chunk stream);
+ *   - streamcore: `node --import tsx src/main.ts` with `rtmp.enable` (sessions counted, the
+ *     ignore list emptied so all players are sessions); players are raw-socket RTMP clients
+ *     (test/helpers/rtmp-client.ts) that `play` after the publisher went live.
+ * After WARMUP_SEC, DURATION_SEC are measured. A player "fell behind" when the timestamp of the
+ * last media message it received lagged the publisher's last sent one by more than 1 s at any
+ * 1-second sample, or when its connection ended.
+ *
+ * Run: node --import tsx bench/rtmp-relay.ts   (about 3 minutes; PLAYERS=100 DURATION_SEC=60)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ChunkReader } from '../src/ingest/rtmp/chunk-reader.js';
+import { encodeChunks } from '../src/ingest/rtmp/chunk-writer.js';
+import { RtmpTestClient } from '../test/helpers/rtmp-client.js';
+
+const PLAYERS = Number(process.env.PLAYERS ?? 100);
+const WARMUP_SEC = Number(process.env.WARMUP_SEC ?? 5);
+const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
+const BITRATE = process.env.BITRATE ?? '3M';
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+const CHUNK_SIZE = 4096;
+
+interface Tag {
+  typeId: number;
+  timestamp: number;
+  payload: Buffer;
+}
+
+interface Player {
+  lastTimestamp(): number;
+  bytes(): number;
+  closed(): boolean;
+  close(): void;
+}
+
+interface RoundResult {
+  name: string;
+  cpuPercent: number;
+  cpuPerPlayer: number;
+  rssMedianMiB: number;
+  rssMaxMiB: number;
+  ingressMbit: number;
+  egressMbit: number;
+  behind: number;
+}
+
+async function encodeClip(file: string): Promise<void> {
+  const args = [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=30:duration=10',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=duration=10',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-b:v',
+    BITRATE,
+    '-minrate',
+    BITRATE,
+    '-maxrate',
+    BITRATE,
+    '-bufsize',
+    '1M',
+    '-x264-params',
+    'nal-hrd=cbr',
+    '-g',
+    '60',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-f',
+    'flv',
+    file,
+  ];
+  const child = spawn('ffmpeg', args, { stdio: 'inherit' });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`ffmpeg exited with ${String(code)}`);
+}
+
+/** FLV tags (FLV specification 10.1, annex E): audio, video and script data, in file order. */
+function readFlv(bytes: Buffer): Tag[] {
+  const tags: Tag[] = [];
+  for (let offset = 13; offset + 11 <= bytes.length;) {
+    const typeId = bytes[offset] as number;
+    const size = bytes.readUIntBE(offset + 1, 3);
+    const timestamp = bytes.readUIntBE(offset + 4, 3) + ((bytes[offset + 7] as number) << 24);
+    const payload = bytes.subarray(offset + 11, offset + 11 + size);
+    if (typeId === 8 || typeId === 9) tags.push({ typeId, timestamp, payload });
+    offset += 11 + size + 4;
+  }
+  return tags;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+async function procSample(pid: number): Promise<{ cpuTicks: number; rssBytes: number }> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { cpuTicks: Number(fields[11]) + Number(fields[12]), rssBytes: Number(fields[21]) * 4096 };
+}
+
+/** Sends the clip's tags in real time, looping, until stopped; `lastTimestamp` is the newest sent. */
+function startPublisher(
+  tags: Tag[],
+  send: (tag: Tag) => void,
+): { lastTimestamp: () => number; sent: () => number; stop: () => void } {
+  const clipMs = (tags.at(-1)?.timestamp ?? 0) + 33;
+  const started = performance.now();
+  let index = 0;
+  let loop = 0;
+  let last = 0;
+  let bytes = 0;
+  let stopped = false;
+  const pump = (): void => {
+    if (stopped) return;
+    const elapsed = performance.now() - started;
+    for (;;) {
+      const tag = tags[index] as Tag;
+      const timestamp = tag.timestamp + loop * clipMs;
+      if (timestamp > elapsed) break;
+      send({ ...tag, timestamp });
+      last = timestamp;
+      bytes += tag.payload.length;
+      index++;
+      if (index === tags.length) {
+        index = 0;
+        loop++;
+      }
+    }
+    setTimeout(pump, 5);
+  };
+  pump();
+  return { lastTimestamp: () => last, sent: () => bytes, stop: () => (stopped = true) };
+}
+
+function rawPlayer(port: number): Promise<Player> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.write('S');
+      resolve({
+        lastTimestamp: () => last,
+        bytes: () => bytes,
+        closed: () => socket.destroyed,
+        close: () => socket.destroy(),
+      });
+    });
+    let last = -1;
+    let bytes = 0;
+    const reader = new ChunkReader({ maxMessageBytes: 32 << 20, maxChunkStreams: 64 }, (message) => {
+      if (message.typeId !== 8 && message.typeId !== 9) return;
+      last = message.timestamp;
+      bytes += message.payload.length;
+    });
+    socket.on('data', (data: Buffer) => reader.push(data));
+    socket.on('error', () => undefined);
+  });
+}
+
+async function rtmpPlayer(port: number): Promise<Player> {
+  const client = await RtmpTestClient.open(port);
+  const status = await client.play('live', 'bench');
+  if (status !== 'NetStream.Play.Reset') throw new Error(`play answered ${status}`);
+  return {
+    lastTimestamp: () => client.lastMediaTimestamp,
+    bytes: () => client.mediaBytes,
+    closed: () => client.socket.destroyed,
+    close: () => client.close(),
+  };
+}
+
+async function measure(
+  name: string,
+  pid: number,
+  players: Player[],
+  publisher: { lastTimestamp: () => number; sent: () => number },
+): Promise<RoundResult> {
+  await new Promise((resolve) => setTimeout(resolve, WARMUP_SEC * 1000));
+  const behind = new Set<Player>();
+  const start = await procSample(pid);
+  const sentStart = publisher.sent();
+  const bytesStart = players.reduce((sum, player) => sum + player.bytes(), 0);
+  const rss: number[] = [];
+  for (let second = 0; second < DURATION_SEC; second++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    rss.push((await procSample(pid)).rssBytes);
+    const newest = publisher.lastTimestamp();
+    for (const player of players) {
+      if (player.closed() || newest - player.lastTimestamp() > 1000) behind.add(player);
+    }
+  }
+  const end = await procSample(pid);
+  const cpuPercent = ((end.cpuTicks - start.cpuTicks) / CLOCK_TICKS / DURATION_SEC) * 100;
+  rss.sort((a, b) => a - b);
+  const egress = players.reduce((sum, player) => sum + player.bytes(), 0) - bytesStart;
+  return {
+    name,
+    cpuPercent,
+    cpuPerPlayer: cpuPercent / players.length,
+    rssMedianMiB: (rss[Math.floor(rss.length / 2)] ?? 0) / 1048576,
+    rssMaxMiB: (rss.at(-1) ?? 0) / 1048576,
+    ingressMbit: ((publisher.sent() - sentStart) * 8) / DURATION_SEC / 1e6,
+    egressMbit: (egress * 8) / DURATION_SEC / 1e6,
+    behind: behind.size,
+  };
+}
+
+async function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (data: Buffer): void => {
+      text += data.toString();
+      const match = pattern.exec(text);
+      if (match !== null) {
+        child.stdout?.off('data', onData);
+        resolve(match[1] ?? match[0]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited with ${String(code)}: ${text}`)));
+  });
+}
+
+async function baselineRound(tags: Tag[]): Promise<RoundResult> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, 'rtmp-copy-server.ts')],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  try {
+    const port = Number(await waitForLine(child, /^(\d+)\n/));
+    const players = await Promise.all(Array.from({ length: PLAYERS }, () => rawPlayer(port)));
+    // Players are registered by their first byte; give the server a moment to read every one.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const socket = connect({ host: '127.0.0.1', port });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const size = Buffer.alloc(4);
+    size.writeUInt32BE(CHUNK_SIZE);
+    socket.write(
+      Buffer.concat([
+        Buffer.from('P'),
+        encodeChunks({ typeId: 1, streamId: 0, timestamp: 0, payload: size }, 2, 128),
+      ]),
+    );
+    const publisher = startPublisher(tags, (tag) =>
+      socket.write(encodeChunks({ ...tag, streamId: 1 }, tag.typeId === 9 ? 6 : 4, CHUNK_SIZE)),
+    );
+    const result = await measure('baseline: bare socket copy', child.pid as number, players, publisher);
+    publisher.stop();
+    socket.destroy();
+    for (const player of players) player.close();
+    return result;
+  } finally {
+    child.kill();
+  }
+}
+
+async function streamcoreRound(tags: Tag[], dir: string): Promise<RoundResult> {
+  const rtmpPort = await freePort();
+  const configFile = join(dir, 'config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      address: '127.0.0.1:0',
+      db: { dir: join(dir, 'db') },
+      storage: { disk: { dir: dir } },
+      rtmp: { enable: true, address: `127.0.0.1:${rtmpPort}` },
+      sessions: { ip_ignorelist: [] },
+    }),
+  );
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'main.ts')],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
+    },
+  );
+  try {
+    await waitForStart(rtmpPort);
+    const client = await RtmpTestClient.open(rtmpPort);
+    const status = await client.publish('live', 'bench');
+    if (status !== 'NetStream.Publish.Start') throw new Error(`publish answered ${status}`);
+    client.setChunkSize(CHUNK_SIZE);
+    const publisher = startPublisher(tags, (tag) => client.sendMedia(tag.typeId, tag.timestamp, tag.payload));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const players = await Promise.all(Array.from({ length: PLAYERS }, () => rtmpPlayer(rtmpPort)));
+    const result = await measure('streamcore RTMP relay', child.pid as number, players, publisher);
+    publisher.stop();
+    client.close();
+    for (const player of players) player.close();
+    return result;
+  } finally {
+    child.kill();
+  }
+}
+
+async function waitForStart(port: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('streamcore did not start');
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'streamcore-bench-rtmp-'));
+  try {
+    const clip = join(dir, 'clip.flv');
+    await encodeClip(clip);
+    const tags = readFlv(await readFile(clip));
+    const results = [await baselineRound(tags), await streamcoreRound(tags, dir)];
+    console.log(
+      `\n${PLAYERS} players, ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up, ${BITRATE}bit/s video + 128k audio\n`,
+    );
+    console.log(
+      '| round | server CPU (% of a core) | CPU per player (% of a core) | RSS median / max (MiB) | ingress (Mbit/s) | egress (Mbit/s) | players behind |',
+    );
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const r of results) {
+      console.log(
+        `| ${r.name} | ${r.cpuPercent.toFixed(1)} | ${r.cpuPerPlayer.toFixed(3)} | ${r.rssMedianMiB.toFixed(0)} / ${r.rssMaxMiB.toFixed(0)} | ${r.ingressMbit.toFixed(2)} | ${r.egressMbit.toFixed(1)} | ${r.behind} |`,
+      );
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,24 @@
+import type { Config } from '../config/index.js';
+import { parseListenAddress } from '../config/index.js';
+
+/**
+ * `{rtmp,name=<name>}` (datarhei Core `app/api/api.go`): the URL a process publishes to or plays
+ * from, `rtmp://<host>:<port>[<app>]/<name>[?token=<token>]`. The host is the configured one, or
+ * 127.0.0.1 when the server listens on every interface (the reference writes `localhost`, which
+ * may resolve to ::1 first). Without `name` the `{name}` part stays, as in the reference.
+ */
+export function rtmpPlaceholder(
+  options: Config['rtmp'],
+  boundPort: number | undefined,
+  params: Readonly<Record<string, string>>,
+): string {
+  const address = parseListenAddress(options.address);
+  const wildcard = address === undefined || ['', '0.0.0.0', '::'].includes(address.host);
+  const host = wildcard ? '127.0.0.1' : address.host.includes(':') ? `[${address.host}]` : address.host;
+  const port = boundPort ?? address?.port ?? 1935;
+  let url = `rtmp://${host}:${port}`;
+  if (options.app !== '/') url += options.app.replace(/\/+$/, '');
+  url += `/${params.name ?? '{name}'}`;
+  if (options.token !== '') url += `?token=${encodeURIComponent(options.token)}`;
+  return url;
+}
