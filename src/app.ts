@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
@@ -20,6 +21,7 @@ import {
   registerProcessRoutes,
   type SpawnFn,
 } from './process/index.js';
+import { EncoderRegistry, probeParentDeathSignal, withParentDeathSignal } from './process/leash/index.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
 export interface AppDeps {
@@ -101,10 +103,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   });
 
   // --- processes ---
+  // Encoders die with the server (parent-death signal) and are recorded in the db directory, so
+  // that a restart stops any that survived (a stopped one) before it starts its own (issue 10).
+  const encoders = new EncoderRegistry({
+    dir: join(config.db.dir, 'encoders'),
+    procRoot: deps.procRoot ?? '/proc',
+    logger: deps.logger,
+    kill: (pid, signal) => process.kill(pid, signal),
+  });
+  await encoders.stopSurvivors();
   const processes = await ProcessService.create({
     config,
     logger: deps.logger,
-    spawn: deps.spawn ?? spawn,
+    spawn: encoders.wrap(deps.spawn ?? (await encoderSpawn(deps.logger))),
     now,
     procRoot: deps.procRoot ?? '/proc',
     cpus: availableParallelism(),
@@ -178,6 +189,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       return closing;
     },
   };
+}
+
+/** `child_process.spawn` with the parent-death signal when `setpriv` is there, else plain (with a warning). */
+async function encoderSpawn(logger: Logger): Promise<SpawnFn> {
+  if (await probeParentDeathSignal(spawn, 'setpriv')) return withParentDeathSignal(spawn, 'setpriv');
+  logger.warn('setpriv --pdeathsig is not available: encoders outlive a crashed server until its restart');
+  return spawn;
 }
 
 /** Logged at every start while the API is unprotected (SPEC §2.2 "Safe first start"). */
