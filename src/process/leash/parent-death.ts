@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { SpawnFn } from '../spawn.js';
 
 /**
@@ -7,7 +9,27 @@ import type { SpawnFn } from '../spawn.js';
  * so without this it would keep running after its progress pipe closed.
  */
 export function withParentDeathSignal(spawn: SpawnFn, setpriv: string): SpawnFn {
-  return (command, args, options) => spawn(setpriv, ['--pdeathsig', 'TERM', '--', command, ...args], options);
+  return (command, args, options) =>
+    // A command that cannot run is spawned directly, so that it fails the way it always did
+    // (an `error` event with ENOENT/EACCES) rather than as setpriv's exit code 127.
+    isExecutable(command, options.env?.PATH ?? process.env.PATH ?? '')
+      ? spawn(setpriv, ['--pdeathsig', 'TERM', '--', command, ...args], options)
+      : spawn(command, args, options);
+}
+
+/** Whether `command` names an executable file, directly or through PATH (as execvp finds it). */
+function isExecutable(command: string, path: string): boolean {
+  const candidates = command.includes('/')
+    ? [command]
+    : path.split(delimiter).map((dir) => join(dir || '.', command));
+  return candidates.some((file) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
