@@ -17,11 +17,13 @@ import { createSessions } from './session/index.js';
 import {
   createFfmpegCollector,
   createRestreamCollector,
+  EncoderRegistry,
+  probeParentDeathSignal,
   ProcessService,
   registerProcessRoutes,
+  withParentDeathSignal,
   type SpawnFn,
 } from './process/index.js';
-import { EncoderRegistry, probeParentDeathSignal, withParentDeathSignal } from './process/leash/index.js';
 
 /** What the app takes from outside, so tests can run several apps in one process (STYLE §4). */
 export interface AppDeps {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { spawn } from 'node:child_process';
 import { pino } from 'pino';
-import { EncoderRegistry } from '../../src/process/leash/index.js';
+import { EncoderRegistry } from '../../src/process/index.js';
 import { startMain } from '../helpers/main-process.js';
 import { lavfiProcess } from './support.js';
 

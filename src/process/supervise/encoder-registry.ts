@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { SpawnFn } from '../spawn.js';
+import type { SpawnFn } from './spawn.js';
 
 export interface EncoderRegistryDeps {
   /** Where one file per running encoder is kept (`<db.dir>/encoders`). */

@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { SpawnFn } from '../spawn.js';
+import type { SpawnFn } from './spawn.js';
 
 /**
  * Node has no `prctl(PR_SET_PDEATHSIG)`, so encoders are started through util-linux's `setpriv
