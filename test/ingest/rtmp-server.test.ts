@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { encodeChunks } from '../../src/ingest/rtmp/chunk-writer.js';
+import { RtmpSessions } from '../../src/ingest/rtmp-sessions.js';
+import { IpIgnoreList } from '../../src/session/index.js';
+import { SessionCollector } from '../../src/session/session-collector.js';
 import { RtmpTestClient } from '../helpers/rtmp-client.js';
 import { ffmpeg, publish, startRtmp, videoPackets, waitFor } from './rtmp-support.js';
 
@@ -202,6 +205,57 @@ describe('RTMP server against hostile peers', () => {
       slow.close();
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('RTMP sessions', () => {
+  it('counts publisher and players, refuses a player over sessions.max_sessions, and skips ignored addresses', async () => {
+    const collector = new SessionCollector('rtmp', {
+      now: Date.now,
+      timeoutMs: 30_000,
+      pendingTimeoutMs: 5_000,
+      limits: { maxSessions: 2, maxTxBitrate: 0, maxRxBitrate: 0 },
+    });
+    const { server, port } = await startRtmp({ sessions: new RtmpSessions(collector, new IpIgnoreList([])) });
+    try {
+      const publisher = await RtmpTestClient.open(port);
+      assert.equal(await publisher.publish('live', 'x'), 'NetStream.Publish.Start');
+      const first = await RtmpTestClient.open(port);
+      assert.equal(await first.play('live', 'x'), 'NetStream.Play.Reset');
+      const second = await RtmpTestClient.open(port);
+      assert.equal(await second.play('live', 'x'), 'NetStream.Play.Failed');
+      assert.equal(collector.stats().active, 2);
+      assert.deepEqual(
+        collector.activeSessions().map((session) => session.local),
+        ['publish:/live/x', 'play:/live/x'],
+      );
+      first.close();
+      await waitFor(() => collector.stats().active === 1, 'the player session to close');
+      assert.equal(collector.stats().total, 2);
+      publisher.close();
+    } finally {
+      await server.close();
+    }
+    const ignoring = new SessionCollector('rtmp', {
+      now: Date.now,
+      timeoutMs: 30_000,
+      pendingTimeoutMs: 5_000,
+      limits: { maxSessions: 1, maxTxBitrate: 0, maxRxBitrate: 0 },
+    });
+    const local = await startRtmp({
+      sessions: new RtmpSessions(ignoring, new IpIgnoreList(['127.0.0.1/32'])),
+    });
+    try {
+      const publisher = await RtmpTestClient.open(local.port);
+      assert.equal(await publisher.publish('live', 'x'), 'NetStream.Publish.Start');
+      const player = await RtmpTestClient.open(local.port);
+      assert.equal(await player.play('live', 'x'), 'NetStream.Play.Reset', 'ignored clients are not limited');
+      assert.equal(ignoring.stats().total, 0);
+      publisher.close();
+      player.close();
+    } finally {
+      await local.server.close();
     }
   });
 });

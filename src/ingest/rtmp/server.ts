@@ -39,6 +39,7 @@ export interface RtmpServerOptions {
   maxConnections?: number;
 }
 
+const DEFAULT_MAX_CONNECTIONS = 4096;
 const DEFAULT_CONNECTION: ConnectionLimits = {
   maxCommandBytes: 64 * 1024,
   maxMediaBytes: 16 * 1024 * 1024,
@@ -92,6 +93,8 @@ export class RtmpServer implements ConnectionHost {
   async listen(host: string, port: number, tls?: SecureContextOptions): Promise<AddressInfo> {
     const onSocket = (socket: Socket): void => this.accept(socket);
     const server = tls === undefined ? createServer(onSocket) : createTlsServer(tls, onSocket);
+    // Counts sockets still in their TLS handshake too, which `accept` does not see yet.
+    server.maxConnections = this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     // A TLS handshake that fails is that client's problem only.
     server.on('tlsClientError', (_error: Error, socket: Socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
@@ -173,7 +176,7 @@ export class RtmpServer implements ConnectionHost {
   }
 
   private accept(socket: Socket): void {
-    if (this.connections.size >= (this.options.maxConnections ?? 4096)) {
+    if (this.connections.size >= (this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS)) {
       socket.destroy();
       return;
     }
