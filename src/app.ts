@@ -8,6 +8,7 @@ import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } f
 import { resolveBindAddress, type Config } from './config/index.js';
 import { createHttpServer, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
+import { assertWritableDir } from './persistence/writable-dir.js';
 import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
@@ -68,6 +69,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const monitor = new Monitor(config, { logger: deps.logger, now, collectors });
 
   // --- storage: filesystems and their HTTP mounts ---
+  // Before anything can change: a change that cannot be saved must not be taken (issue 10 item 3).
+  await assertWritableDir('db.dir', config.db.dir);
+  await assertWritableDir('storage.disk.dir', config.storage.disk.dir);
   const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
   // `storage.filesystems.disk` / `.mem` (Filesystem contract) for processes.
   await storage.registerMounts(server);
