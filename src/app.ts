@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { resolveBindAddress, type Config } from './config/index.js';
-import { createHttpServer, type DirectLane } from './http/index.js';
+import { createHttpServer, type ApiDescription, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import type { Collector } from './monitor/collector.js';
@@ -40,6 +40,8 @@ export interface AppDeps {
   spawn?: SpawnFn;
   /** The built dashboard's files (default `dist/web/dashboard`, written by `npm run build`). */
   dashboardDir?: string;
+  /** Sees every answer before compression (the tests check answers against the API description). */
+  inspectAnswer?: onSendHookHandler;
 }
 
 export interface App {
@@ -51,6 +53,8 @@ export interface App {
   readonly lane: DirectLane;
   /** The live ingest servers (RTMP), for tools, tests and benchmarks. */
   readonly ingest: Ingest;
+  /** The API description built from the routes (OpenAPI 3.1 at /api/v3/openapi.json). */
+  readonly description: ApiDescription;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -60,7 +64,9 @@ export interface App {
 /** Wires the modules into one server. Nothing here does work of its own. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const lifecycle = new Lifecycle();
-  const { server, lane } = await createHttpServer(config, deps.logger);
+  const { server, lane, description } = await createHttpServer(config, deps.logger, {
+    inspectAnswer: deps.inspectAnswer,
+  });
   // Every module's collectors; the monitor (wired last) collects them all.
   const collectors: Collector[] = [];
   const now = deps.now ?? Date.now;
@@ -173,6 +179,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     monitor,
     lane,
     ingest,
+    description,
     async listen() {
       const address = resolveBindAddress(config);
       await server.listen({ host: address.host, port: address.port });

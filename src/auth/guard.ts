@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ApiError, replyError } from '../http/index.js';
+import '../http/route-config.js';
 import type { AccessVerifier } from './access-verifier.js';
 
 /** The one detail of every 401 from the guard (SPEC §3.5). */
@@ -43,7 +44,9 @@ export function createGuard(verifier: AccessVerifier): Guard {
  */
 export function createPrefixGuard(guard: Guard, prefix: string): Guard {
   return function prefixGuard(request, reply, done) {
-    if (isUnderPrefix(request.url, prefix)) guard(request, reply, done);
+    // A route marked public (the API description) is matched by the router, never by a catch-all.
+    if (isUnderPrefix(request.url, prefix) && request.routeOptions.config.public !== true)
+      guard(request, reply, done);
     else done();
   };
 }

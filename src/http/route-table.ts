@@ -1,5 +1,6 @@
 import findMyWay, { type HTTPMethod } from 'find-my-way';
 import type { FastifyInstance } from 'fastify';
+import './route-config.js';
 
 // OPTIONS is left out: the CORS plugin answers it on every path, which says nothing about the resource.
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
@@ -15,8 +16,7 @@ export class RouteTable {
   attach(server: FastifyInstance): void {
     server.addHook('onRoute', (route) => {
       // A catch-all such as the disk mount (`GET /*`) opts out, or every unknown path would be a 405.
-      const config: { allowHeader?: boolean } | undefined = route.config;
-      if (config?.allowHeader === false) return;
+      if (route.config?.allowHeader === false) return;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
         if (METHODS.includes(method as HTTPMethod)) this.addRoute(method as HTTPMethod, route.url);

@@ -12,18 +12,41 @@ import { registerJsonBodyParser } from './json-body.js';
 import { ServerLogController } from './log-controller.js';
 import { connectionLimitsOf, createLaneServer } from './node-server.js';
 import { RouteTable } from './route-table.js';
+import {
+  installApiDescription,
+  registerDocumentRoutes,
+  ROUTE_DOCS,
+  SHARED_SCHEMAS,
+  type ApiDescription,
+} from './openapi/index.js';
+import { readFile } from 'node:fs/promises';
+import type { onSendHookHandler } from 'fastify';
 
 export interface HttpServer {
   readonly server: FastifyInstance;
   /** Answers prepared bodies of hot routes ahead of fastify; modules register their parts. */
   readonly lane: DirectLane;
+  /** The API description: which routes are described, and which are not (a test forbids those). */
+  readonly description: ApiDescription;
+}
+
+export interface HttpServerOptions {
+  /**
+   * Sees every answer before it is compressed (first of the onSend hooks): the tests check each
+   * answer against the route's described schema with it.
+   */
+  inspectAnswer?: onSendHookHandler;
 }
 
 /**
  * Creates the HTTP server with the conventions every route shares: the error envelope, strict JSON
  * bodies, 404/405 answers, CORS and gzip. Routes are added by the feature modules afterwards.
  */
-export async function createHttpServer(config: Config, logger: Logger): Promise<HttpServer> {
+export async function createHttpServer(
+  config: Config,
+  logger: Logger,
+  options: HttpServerOptions = {},
+): Promise<HttpServer> {
   const trustedProxies = config.api.trusted_proxies;
   const cors = new CorsPolicy(config.storage.cors.origins);
   // Behind trusted proxies the client address comes from a header fastify resolves: the lane, which
@@ -67,6 +90,9 @@ export async function createHttpServer(config: Config, logger: Logger): Promise<
   });
   const routeTable = new RouteTable();
   routeTable.attach(server);
+  // Before any route: every route is described as it is registered.
+  const description = await installApiDescription(server, ROUTE_DOCS, SHARED_SCHEMAS, await packageVersion());
+  if (options.inspectAnswer !== undefined) server.addHook('onSend', options.inspectAnswer);
 
   registerJsonBodyParser(server, config.api.max_body_kbytes * 1024);
   registerErrorHandler(server, logger);
@@ -86,6 +112,14 @@ export async function createHttpServer(config: Config, logger: Logger): Promise<
 
   await server.register(compress, { global: true, threshold: GZIP_THRESHOLD_BYTES, encodings: ['gzip'] });
 
+  registerDocumentRoutes(server);
   server.get('/ping', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('pong'));
-  return { server, lane };
+  return { server, lane, description };
+}
+
+/** The `version` of package.json (from src/http/ and dist/http/ alike, two levels up). */
+async function packageVersion(): Promise<string> {
+  const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
+  const version = (JSON.parse(text) as { version?: unknown }).version;
+  return typeof version === 'string' ? version : '0.0.0';
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
+import { AnswerCheck } from './answer-check.js';
 
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
@@ -53,8 +54,11 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   await writeFile(configFile, JSON.stringify(fileConfig));
   const { config } = await loadConfig({ ...options.env, CORE_CONFIGFILE: configFile }, dir);
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  // Every answer of every test server is checked against the API description (issue 15).
+  const answers = new AnswerCheck();
   const app = await buildApp(config, {
     logger,
+    inspectAnswer: answers.hook,
     now: options.now,
     procRoot: options.procRoot,
     cgroupRoot: options.cgroupRoot,
@@ -69,6 +73,11 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     async close() {
       await app.close();
       if (ownDir) await rm(dir, { recursive: true, force: true });
+      if (answers.mismatches.length > 0) {
+        throw new Error(
+          `answers that do not match the API description:\n${JSON.stringify(answers.mismatches, null, 1)}`,
+        );
+      }
     },
   };
 }

@@ -1,0 +1,116 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
+import { ErrorEnvelope, type RouteDoc } from './route-doc.js';
+
+/** Where the document is served (the second is where the reference serves its Swagger document). */
+export const DOCUMENT_PATHS = ['/api/v3/openapi.json', '/api/swagger/doc.json'] as const;
+/** Swagger UI's own files; they are the page, not API routes, and carry no description. */
+export const SWAGGER_UI_PREFIX = '/api/swagger';
+
+export interface ApiDescription {
+  /** Routes registered without a description (`METHOD url`), for the test that forbids them. */
+  readonly undocumented: string[];
+  /** Every described route (`METHOD url`) with its description. */
+  readonly described: ReadonlyMap<string, RouteDoc>;
+  /** The shared schemas answers refer to by `$ref` (`ErrorEnvelope`, `ProcessConfig`, …). */
+  readonly sharedSchemas: readonly TSchema[];
+}
+
+/**
+ * Describes every route from `docs` as it is registered, and serves the OpenAPI 3.1 document built
+ * from those descriptions (by @fastify/swagger) and Swagger UI. Call before any route is added.
+ *
+ * The schemas describe; they do not change what the routes do: the routes keep their own request
+ * checks (with the contract's error details), so request schemas are not enforced here, and answers
+ * are serialized with JSON.stringify as before (fastify's schema serializer would drop undeclared
+ * fields). The tests check every answer against the schemas instead (test/helpers/answer-check.ts).
+ */
+export async function installApiDescription(
+  server: FastifyInstance,
+  docs: Readonly<Record<string, RouteDoc>>,
+  sharedSchemas: readonly TSchema[],
+  version: string,
+): Promise<ApiDescription> {
+  const undocumented: string[] = [];
+  const described = new Map<string, RouteDoc>();
+  const shared = [ErrorEnvelope, ...sharedSchemas];
+  for (const schema of shared) server.addSchema(schema);
+  server.setValidatorCompiler(() => () => true);
+  server.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  server.addHook('onRoute', (route) => {
+    const key = routeKey(route);
+    if (key === undefined || route.url.startsWith(`${SWAGGER_UI_PREFIX}/`) || route.url === SWAGGER_UI_PREFIX)
+      return;
+    const doc = docs[key];
+    if (doc === undefined) {
+      undocumented.push(key);
+      return;
+    }
+    described.set(key, doc);
+    route.schema = {
+      summary: doc.summary,
+      tags: doc.tags,
+      security: doc.security,
+      ...(doc.params === undefined ? {} : { params: doc.params }),
+      ...(doc.querystring === undefined ? {} : { querystring: doc.querystring }),
+      ...(doc.body === undefined ? {} : { body: doc.body }),
+      ...(doc.consumes === undefined ? {} : { consumes: doc.consumes }),
+      ...(doc.produces === undefined ? {} : { produces: doc.produces }),
+      response: doc.responses,
+    };
+  });
+
+  await server.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'streamcore API',
+        version,
+        description:
+          'The HTTP API of streamcore, wire-compatible with the datarhei Core v16 API for what it implements. ' +
+          'Log in with POST /api/login and send the access token as `Authorization: Bearer <token>`.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'access token from POST /api/login',
+          },
+          providerToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: "an identity provider's access token",
+          },
+          memfsBasic: { type: 'http', scheme: 'basic', description: 'storage.memory.auth credentials' },
+          scrapeBearer: { type: 'http', scheme: 'bearer', description: 'metrics.prometheus.bearer_token' },
+          scrapeBasic: { type: 'http', scheme: 'basic', description: 'metrics.prometheus basic auth' },
+        },
+      },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
+  });
+  await server.register(swaggerUi, { routePrefix: SWAGGER_UI_PREFIX, staticCSP: true });
+  return { undocumented, described, sharedSchemas: shared };
+}
+
+/** `GET /x`, `PUT,POST,DELETE /memfs/*`: the methods without HEAD; undefined for a HEAD-only route. */
+export function routeKey(route: Pick<RouteOptions, 'method' | 'url'>): string | undefined {
+  const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter(
+    (method) => method !== 'HEAD',
+  );
+  return methods.length === 0 ? undefined : `${methods.join(',')} ${route.url}`;
+}
+
+/** Swagger UI's page and static files (registered by @fastify/swagger-ui, not API routes). */
+export function isSwaggerUiFile(url: string): boolean {
+  return url === SWAGGER_UI_PREFIX || url.startsWith(`${SWAGGER_UI_PREFIX}/`);
+}
