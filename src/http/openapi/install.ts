@@ -22,10 +22,12 @@ export interface ApiDescription {
  * Describes every route from `docs` as it is registered, and serves the OpenAPI 3.1 document built
  * from those descriptions (by @fastify/swagger) and Swagger UI. Call before any route is added.
  *
- * The schemas describe; they do not change what the routes do: the routes keep their own request
- * checks (with the contract's error details), so request schemas are not enforced here, and answers
- * are serialized with JSON.stringify as before (fastify's schema serializer would drop undeclared
- * fields). The tests check every answer against the schemas instead (test/helpers/answer-check.ts).
+ * The table's schemas describe; they do not change what their routes do: those routes keep their
+ * own request checks (with the contract's error details), so their request schemas are not
+ * enforced, and their answers are serialized with JSON.stringify as before (fastify's schema
+ * serializer would drop undeclared fields). A route registered with schemas of its own (including
+ * its answers) is described by them and validated by fastify as usual. The tests check every
+ * answer against the schemas (test/helpers/answer-check.ts).
  */
 export async function installApiDescription(
   server: FastifyInstance,
@@ -37,19 +39,20 @@ export async function installApiDescription(
   const described = new Map<string, RouteDoc>();
   const shared = [ErrorEnvelope, ...sharedSchemas];
   for (const schema of shared) server.addSchema(schema);
-  server.setValidatorCompiler(() => () => true);
-  server.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   server.addHook('onRoute', (route) => {
     const key = routeKey(route);
-    if (key === undefined || route.url.startsWith(`${SWAGGER_UI_PREFIX}/`) || route.url === SWAGGER_UI_PREFIX)
-      return;
-    const doc = docs[key];
+    // HEAD twins of GET routes carry their GET's description (the document leaves them out).
+    const doc = docs[key ?? `GET ${route.url}`];
     if (doc === undefined) {
-      undocumented.push(key);
+      if (key !== undefined) describeOwn(key, route);
       return;
     }
-    described.set(key, doc);
+    if (key !== undefined) described.set(key, doc);
+    // Described here, checked by the route itself: no schema validation of requests, and answers
+    // serialized as before.
+    route.validatorCompiler = () => () => true;
+    route.serializerCompiler = () => (data) => JSON.stringify(data);
     route.schema = {
       summary: doc.summary,
       tags: doc.tags,
@@ -62,6 +65,21 @@ export async function installApiDescription(
       response: doc.responses,
     };
   });
+
+  /** A route not in the table: described by schemas of its own (with its answers), or not at all. */
+  function describeOwn(key: string, route: RouteOptions): void {
+    const own = route.schema as OwnSchema | undefined;
+    if (own?.response !== undefined) {
+      described.set(key, {
+        summary: own.summary ?? '',
+        tags: own.tags ?? [],
+        security: own.security ?? [],
+        responses: own.response,
+      });
+    } else if (!isSwaggerUiFile(route.url)) {
+      undocumented.push(key);
+    }
+  }
 
   await server.register(swagger, {
     openapi: {
@@ -100,6 +118,14 @@ export async function installApiDescription(
   });
   await server.register(swaggerUi, { routePrefix: SWAGGER_UI_PREFIX, staticCSP: true });
   return { undocumented, described, sharedSchemas: shared };
+}
+
+/** The parts of a route's own schema its description is read from. */
+interface OwnSchema {
+  summary?: string;
+  tags?: string[];
+  security?: RouteDoc['security'];
+  response?: RouteDoc['responses'];
 }
 
 /** `GET /x`, `PUT,POST,DELETE /memfs/*`: the methods without HEAD; undefined for a HEAD-only route. */
