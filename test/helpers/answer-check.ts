@@ -74,6 +74,10 @@ export class AnswerCheck {
     }
     const type = String(reply.getHeader('content-type') ?? '');
     if (!type.startsWith('application/json')) return undefined;
+    // A route that serves files (a disk file may well be JSON) describes its body as opaque.
+    const produces = (request.routeOptions.schema as { produces?: string[] } | undefined)?.produces;
+    if (produces !== undefined && !produces.some((media) => media.startsWith('application/json')))
+      return undefined;
     const body = bodyText(payload, String(reply.getHeader('content-encoding') ?? ''));
     if (body === undefined || body === '') return undefined;
     let value: unknown;
