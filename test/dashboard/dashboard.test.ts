@@ -109,7 +109,7 @@ describe('dashboard in a browser', () => {
     await page.goto(`${server.url}/dashboard/#/overview`);
     await eventuallyEqual(
       text('[data-stat=ncpu]'),
-      async () => (await latestValue(call, 'cpu_ncpu'))!.toFixed(1),
+      async () => String((await latestValue(call, 'cpu_ncpu'))?.toFixed(1)),
       'CPUs',
     );
     await eventuallyEqual(
