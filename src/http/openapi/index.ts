@@ -3,6 +3,7 @@ import type { RouteDoc } from './route-doc.js';
 import { AUTH_DOCS } from './routes/auth.js';
 import { DASHBOARD_DOCS } from './routes/dashboard.js';
 import { DOCUMENT_DOCS } from './routes/document.js';
+import { INGEST_DOCS } from './routes/ingest.js';
 import { METRICS_DOCS } from './routes/metrics.js';
 import { PROCESS_DOCS, PROCESS_SCHEMAS } from './routes/process.js';
 import { SESSION_DOCS, SESSION_SCHEMAS } from './routes/session.js';
@@ -30,6 +31,7 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   ...STORAGE_DOCS,
   ...SESSION_DOCS,
   ...DASHBOARD_DOCS,
+  ...INGEST_DOCS,
 };
 
 /** Schemas the descriptions refer to by `$ref`. */

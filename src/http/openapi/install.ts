@@ -69,7 +69,8 @@ export async function installApiDescription(
   /** A route not in the table: described by schemas of its own (with its answers), or not at all. */
   function describeOwn(key: string, route: RouteOptions): void {
     const own = route.schema as OwnSchema | undefined;
-    if (own?.response !== undefined) {
+    // A description needs its one-line summary as much as its answers.
+    if (own?.response !== undefined && own.summary !== undefined) {
       described.set(key, {
         summary: own.summary ?? '',
         tags: own.tags ?? [],
