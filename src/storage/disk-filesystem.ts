@@ -87,13 +87,25 @@ export class DiskFilesystem implements MountedFilesystem {
     return result;
   }
 
+  /**
+   * Removes the entry at `path` itself: a symlink is unlinked, never its target (which may lie
+   * elsewhere in the tree or outside it). Only the directories above it are resolved, and they must
+   * lie inside the root. Directories are not removed.
+   */
   async remove(path: string): Promise<boolean> {
-    const target = await this.resolveInside(path);
-    if (target === undefined) return false;
-    const stats = await stat(target).catch(() => undefined);
-    if (stats === undefined || !stats.isFile()) return false;
-    await unlink(target);
-    this.adjustUsage(-stats.size, -1);
+    const name = basename(path);
+    if (name === '' || path.endsWith('/')) return false;
+    const parent = await this.resolveInside(dirname(join('/', path)));
+    if (parent === undefined) return false;
+    const target = join(parent, name);
+    const stats = await lstat(target).catch(() => undefined);
+    if (stats === undefined || !(stats.isFile() || stats.isSymbolicLink())) return false;
+    await unlink(target).catch((error: NodeJS.ErrnoException) => {
+      // Gone meanwhile (an encoder rotating segments): as if it had not been there.
+      if (error.code !== 'ENOENT') throw error;
+    });
+    // Usage counts regular files only (symlinks are skipped by the walk).
+    if (stats.isFile()) this.adjustUsage(-stats.size, -1);
     return true;
   }
 

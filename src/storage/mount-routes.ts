@@ -5,7 +5,7 @@ import { StorageError } from './errors.js';
 import { installExpectContinue } from './expect-continue.js';
 import type { MountHooks } from './mount-hooks.js';
 import type { MountedFilesystem } from './mounted-filesystem.js';
-import { decodeFilePath } from './path.js';
+import { decodeFilePath, pathLengthProblem } from './path.js';
 import { serveFile } from './serve-file.js';
 
 export interface MountOptions {
@@ -153,9 +153,15 @@ export async function writeFile(
   path: string,
   body: Buffer,
 ): Promise<{ created: boolean }> {
+  const tooLong = pathLengthProblem(path);
+  if (tooLong !== undefined) throw new ApiError('BAD_REQUEST', tooLong);
   try {
     return await filesystem.write(path, body);
   } catch (error) {
+    // The disk root's own length counts towards PATH_MAX too.
+    if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') {
+      throw new ApiError('BAD_REQUEST', `path: too long for the filesystem (${path.length} characters)`);
+    }
     if (!(error instanceof StorageError)) throw error;
     if (error.code === 'TOO_LARGE') throw new ApiError('PAYLOAD_TOO_LARGE', error.message);
     if (error.code === 'NO_SPACE') throw new ApiError('INSUFFICIENT_STORAGE', error.message);

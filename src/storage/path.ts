@@ -35,3 +35,25 @@ export function decodeFilePath(rawPath: string): string | undefined {
   }
   return normalizeFilePath(decoded);
 }
+
+/** Longest name of one path segment, bytes of UTF-8 (Linux `NAME_MAX`). */
+export const MAX_NAME_BYTES = 255;
+/** Longest path inside a filesystem, bytes of UTF-8; far below `PATH_MAX` (4096) with the disk root. */
+export const MAX_PATH_BYTES = 1024;
+
+/**
+ * Why a file cannot be stored under `path` on either filesystem, or undefined when it can. Both
+ * filesystems apply the disk's limits, so a file can move between them and a name the disk refuses
+ * with `ENAMETOOLONG` is a clear 400 instead of a 500.
+ */
+export function pathLengthProblem(path: string): string | undefined {
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_PATH_BYTES) return `path: ${bytes} bytes, longer than ${MAX_PATH_BYTES}`;
+  for (const segment of path.split('/')) {
+    const segmentBytes = Buffer.byteLength(segment);
+    if (segmentBytes > MAX_NAME_BYTES) {
+      return `path: the name "${segment.slice(0, 32)}…" is ${segmentBytes} bytes, longer than ${MAX_NAME_BYTES}`;
+    }
+  }
+  return undefined;
+}
