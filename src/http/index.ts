@@ -9,3 +9,4 @@ export { describeJsonSyntaxError } from './json-syntax-error.js';
 export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 export { AddressList } from './address-list.js';
 export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';
+export { limitInflatedBody } from './inflate-limit.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/index.js';
+import { ApiError, limitInflatedBody } from '../http/index.js';
 import type { FileInfo } from './filesystem.js';
 import type { MountHooks } from './mount-hooks.js';
 import type { MountedFilesystem } from './mounted-filesystem.js';
@@ -11,6 +11,8 @@ export interface FsApiOptions {
   filesystems: readonly MountedFilesystem[];
   /** Bound on an upload into each filesystem, bytes, by filesystem name. */
   bodyLimitBytes: (filesystem: MountedFilesystem) => number;
+  /** Bound on an upload's decoded size when it came compressed, bytes (`api.max_body_kbytes`). */
+  inflatedLimitBytes: number;
   hooks: readonly MountHooks[];
 }
 
@@ -42,7 +44,11 @@ export async function registerFsApiRoutes(v3: FastifyInstance, options: FsApiOpt
       const base = `/fs/${filesystem.name}`;
       scope.get(base, (request) => listFiles(filesystem, request));
       scope.get(`${base}/*`, (request, reply) => readOne(filesystem, base, request, reply));
-      scope.put(`${base}/*`, { bodyLimit: options.bodyLimitBytes(filesystem) }, (request, reply) =>
+      const uploadOptions = {
+        bodyLimit: options.bodyLimitBytes(filesystem),
+        preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
+      };
+      scope.put(`${base}/*`, uploadOptions, (request, reply) =>
         writeOne(filesystem, base, request, reply, options.hooks),
       );
       scope.delete(`${base}/*`, (request, reply) =>

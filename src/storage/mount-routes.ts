@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/index.js';
+import { ApiError, limitInflatedBody } from '../http/index.js';
 import type { BasicAuthGate } from './basic-auth-gate.js';
 import { StorageError } from './errors.js';
 import { installExpectContinue } from './expect-continue.js';
@@ -15,6 +15,8 @@ export interface MountOptions {
   memGate: BasicAuthGate | undefined;
   /** Bound on a memfs upload, bytes (the memfs limit, or a fixed ceiling when unlimited). */
   memBodyLimitBytes: number;
+  /** Bound on an upload's decoded size when it came compressed, bytes (`api.max_body_kbytes`). */
+  inflatedLimitBytes: number;
   /** URL prefixes that belong to the API; the disk mount leaves them to the 404/405 handling. */
   reservedPrefixes: readonly string[];
   hooks: readonly MountHooks[];
@@ -54,6 +56,7 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
       method: ['PUT', 'POST', 'DELETE'],
       url: '/memfs/*',
       bodyLimit: options.memBodyLimitBytes,
+      preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
       onRequest: async (request) => {
         // Throws the 401 or 429 that the error handler answers.
         await gate?.admit(request);

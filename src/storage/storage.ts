@@ -73,6 +73,7 @@ export async function createStorage(
         disk: filesystems.disk,
         mem: filesystems.mem,
         memGate,
+        inflatedLimitBytes: config.api.max_body_kbytes * 1024,
         memBodyLimitBytes: uploadLimit(filesystems.mem),
         reservedPrefixes: RESERVED_PREFIXES,
         hooks: mountHooks,
@@ -81,6 +82,7 @@ export async function createStorage(
       registerFsApiRoutes(v3, {
         filesystems: [filesystems.disk, filesystems.mem],
         bodyLimitBytes: uploadLimit,
+        inflatedLimitBytes: config.api.max_body_kbytes * 1024,
         hooks: mountHooks,
       }),
     close: () => failureDelay.endAll(),
