@@ -8,6 +8,14 @@ declare module 'autocannon' {
     connections?: number;
     pipelining?: number;
     duration?: number;
+    /** Requests cycled through per connection; `setupRequest` may rewrite each before it is sent. */
+    requests?: {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      setupRequest?: (request: { body?: string; [key: string]: unknown }) => object;
+    }[];
   }
   export interface Histogram {
     average: number;

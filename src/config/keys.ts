@@ -52,6 +52,9 @@ export const KEYS: readonly ConfigKey[] = [
   key('metrics.prometheus.password', 'CORE_METRICS_PROMETHEUS_PASSWORD', 'string', true),
   key('metrics.query.max_items', 'CORE_METRICS_QUERY_MAX_ITEMS', 'int'),
   key('metrics.query.max_pattern_length', 'CORE_METRICS_QUERY_MAX_PATTERN_LENGTH', 'int'),
+  key('metrics.query.max_total_pattern_length', 'CORE_METRICS_QUERY_MAX_TOTAL_PATTERN_LENGTH', 'int'),
+  key('metrics.query.max_program_size', 'CORE_METRICS_QUERY_MAX_PROGRAM_SIZE', 'int'),
+  key('metrics.query.max_time_ms', 'CORE_METRICS_QUERY_MAX_TIME_MS', 'int'),
   key('storage.disk.dir', 'CORE_STORAGE_DISK_DIR', 'string'),
   key(
     'storage.disk.max_size_mbytes',

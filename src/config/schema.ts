@@ -66,7 +66,16 @@ export interface Config {
     /** Optional scrape credential for GET /metrics (SPEC §6); empty strings mean "not set". */
     prometheus: { bearer_token: string; username: string; password: string };
     /** Bounds on a metrics query (SPEC §5.2). */
-    query: { max_items: number; max_pattern_length: number };
+    query: {
+      max_items: number;
+      max_pattern_length: number;
+      /** Characters of all label patterns of one query. */
+      max_total_pattern_length: number;
+      /** RE2 program instructions of one pattern, and of all patterns of one query. */
+      max_program_size: number;
+      /** Time budget of one query, ms (503 when spent). */
+      max_time_ms: number;
+    };
   };
   storage: {
     disk: { dir: string; max_size_mbytes: number };
@@ -143,7 +152,13 @@ export function defaultConfig(): Config {
       range_sec: 300,
       interval_sec: 2,
       prometheus: { bearer_token: '', username: '', password: '' },
-      query: { max_items: 1000, max_pattern_length: 1000 },
+      query: {
+        max_items: 1000,
+        max_pattern_length: 1000,
+        max_total_pattern_length: 16_000,
+        max_program_size: 20_000,
+        max_time_ms: 500,
+      },
     },
     storage: {
       disk: { dir: './data', max_size_mbytes: 0 },

@@ -58,6 +58,12 @@ export function validateConfig(config: Config): string[] {
   }
   check(metrics.query.max_items >= 1, 'metrics.query.max_items: must be at least 1');
   check(metrics.query.max_pattern_length >= 1, 'metrics.query.max_pattern_length: must be at least 1');
+  check(
+    metrics.query.max_total_pattern_length >= 1,
+    'metrics.query.max_total_pattern_length: must be at least 1',
+  );
+  check(metrics.query.max_program_size >= 10, 'metrics.query.max_program_size: must be at least 10');
+  check(metrics.query.max_time_ms >= 1, 'metrics.query.max_time_ms: must be at least 1');
 
   check(config.storage.disk.dir !== '', 'storage.disk.dir: must not be empty');
   if (config.storage.memory.auth.enable) {

@@ -50,7 +50,13 @@ export class Monitor {
     this.query = new MetricsQueryService(
       this.enabled ? this.store : undefined,
       { rangeSec: metrics.range_sec, intervalSec: metrics.interval_sec },
-      { maxItems: metrics.query.max_items, maxPatternLength: metrics.query.max_pattern_length },
+      {
+        maxItems: metrics.query.max_items,
+        maxPatternLength: metrics.query.max_pattern_length,
+        maxTotalPatternLength: metrics.query.max_total_pattern_length,
+        maxProgramSize: metrics.query.max_program_size,
+        maxTimeMs: metrics.query.max_time_ms,
+      },
     );
     this.exposition = new PrometheusExposition(this.store, config.id);
   }

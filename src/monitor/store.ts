@@ -1,6 +1,14 @@
+import { createHash } from 'node:crypto';
 import { CATALOG } from './catalog.js';
 import type { SampleBatch } from './sample-batch.js';
 import { ValueRows } from './value-rows.js';
+
+/**
+ * Longest label value the store keeps, UTF-16 code units. Matching a label pattern costs its
+ * program size times the value's length, and process ids and addresses are chosen by API users, so
+ * a longer value is cut (see `boundLabelValue`).
+ */
+export const MAX_LABEL_VALUE_LENGTH = 256;
 
 /** Catalog index of each metric name (position in `CATALOG`). */
 export const METRIC_INDEX: ReadonlyMap<string, number> = new Map(
@@ -47,9 +55,16 @@ export class MetricStore {
 
   /**
    * The id of the series `metricIndex` + `labelValues`, created (without samples) if new. The label
-   * values are copied, so the caller may reuse its array.
+   * values are copied, so the caller may reuse its array; one longer than `MAX_LABEL_VALUE_LENGTH` is
+   * cut (`boundLabelValue`).
    */
   intern(metricIndex: number, labelValues: readonly string[]): number {
+    for (const value of labelValues) {
+      if (value.length > MAX_LABEL_VALUE_LENGTH) {
+        labelValues = labelValues.map(boundLabelValue);
+        break;
+      }
+    }
     const key = seriesKey(metricIndex, labelValues);
     const existing = this.idByKey.get(key);
     if (existing !== undefined) return existing;
@@ -189,4 +204,18 @@ export function compareLabelValues(a: readonly string[], b: readonly string[]): 
     if (x !== y) return x < y ? -1 : 1;
   }
   return a.length - b.length;
+}
+
+/**
+ * A label value of at most `MAX_LABEL_VALUE_LENGTH` code units: a longer one becomes its first
+ * 240 code units, `…` and 12 hex digits of its SHA-256, so two long values that share a prefix
+ * stay two series.
+ */
+export function boundLabelValue(value: string): string {
+  if (value.length <= MAX_LABEL_VALUE_LENGTH) return value;
+  let cut = MAX_LABEL_VALUE_LENGTH - 16;
+  // Never split a surrogate pair.
+  const last = value.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return `${value.slice(0, cut)}…${createHash('sha256').update(value).digest('hex').slice(0, 12)}`;
 }

@@ -10,7 +10,13 @@ interface Answer {
   metrics: { name: string; labels: Record<string, string>; values: [number, number][] }[];
 }
 
-const LIMITS = { maxItems: 1000, maxPatternLength: 1000 };
+const LIMITS = {
+  maxItems: 1000,
+  maxPatternLength: 1000,
+  maxTotalPatternLength: 16_000,
+  maxProgramSize: 20_000,
+  maxTimeMs: 60_000,
+};
 
 /**
  * A store with snapshots at 100, 102, 104, 107.5 and 108.9 s (the fourth one late):

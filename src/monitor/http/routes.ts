@@ -4,7 +4,7 @@ import { addVary, ApiError, describeJsonSyntaxError, type DirectLane } from '../
 import { EncodedBody } from '../encoded-body.js';
 import type { Monitor } from '../monitor.js';
 import { EXPOSITION_CONTENT_TYPES, negotiateFormat, ScrapeCredential } from '../prometheus/index.js';
-import { QueryError } from '../query/index.js';
+import { QueryError, QueryTimeoutError } from '../query/index.js';
 import { registerRawJsonBody, type RawJsonBody } from './raw-json-body.js';
 import { sendBody } from './send-body.js';
 
@@ -62,6 +62,7 @@ function answerQuery(monitor: Monitor, raw: RawJsonBody | undefined): EncodedBod
     return monitor.query.answer(body, raw?.text);
   } catch (error) {
     if (error instanceof QueryError) throw new ApiError('BAD_REQUEST', error.details);
+    if (error instanceof QueryTimeoutError) throw new ApiError('SERVICE_UNAVAILABLE', error.details);
     throw error;
   }
 }

@@ -1,39 +1,63 @@
 import { EncodedBody } from '../encoded-body.js';
 import type { MetricStore } from '../store.js';
-import { evaluateQuery, type Retention } from './evaluate.js';
+import { assembleAnswer } from './assemble-answer.js';
+import { QueryDeadline } from './deadline.js';
+import { answerHead, evaluateQuery } from './evaluate.js';
 import { parseMetricsQuery, type MetricsQuery, type QueryLimits } from './parse.js';
 import { PatternCache } from './pattern-cache.js';
+import type { Retention } from './point-plan.js';
 import { compileSelection, SeriesSelection } from './select.js';
+import { SeriesFragments } from './series-fragments.js';
 
-/** Answers kept per snapshot, and the largest answer worth keeping (bytes). */
-const MAX_CACHED_ANSWERS = 256;
-const MAX_CACHED_ANSWER_LENGTH = 4 << 20;
+/**
+ * Bytes of answers (and of the request texts that name them) kept per snapshot. Answers assembled
+ * from fragments are cheap, so the cache only has to catch the dashboard that repeats a body; a
+ * bound in bytes keeps a stream of varied queries from holding megabytes per snapshot.
+ */
+const MAX_CACHED_BYTES = 2 << 20;
 
 /** The answer while collection is disabled (SPEC §5.2). */
 export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]}';
 
 /**
- * `POST /api/v3/metrics` without HTTP: validates a body and answers it from the store. The answer
- * only changes when a snapshot is committed, so answers are cached per snapshot, both by the
- * request's raw text (dashboards repeat the same query byte for byte every few seconds: such a
- * request is answered without parsing) and by the query's canonical key (the same query written
- * differently). Patterns are compiled once and kept in a bounded cache.
+ * `POST /api/v3/metrics` without HTTP: validates a body and answers it from the store.
+ *
+ * Answers are assembled from fragments encoded once per series and snapshot (assemble-answer.ts),
+ * so a query that differs from every earlier one costs selecting series and copying bytes. On top,
+ * answers are cached for the snapshot, by the request's raw text (a dashboard repeating the same
+ * body byte for byte is answered without parsing) and by the query's canonical key. Patterns are
+ * compiled once and kept in a bounded cache. Every query has a time budget (`QueryDeadline`).
  */
 export class MetricsQueryService {
   private readonly store: MetricStore | undefined;
   private readonly retention: Retention;
   private readonly limits: QueryLimits;
-  private readonly patterns = new PatternCache();
+  private readonly now: () => number;
+  private readonly patterns: PatternCache;
+  private readonly fragments: SeriesFragments | undefined;
+  private readonly head: Buffer;
   private readonly byKey = new Map<string, EncodedBody>();
   private readonly byText = new Map<string, EncodedBody>();
+  private cachedBytes = 0;
   private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
   private cachedSeq = -1;
 
-  /** `store` undefined: collection is disabled. */
-  constructor(store: MetricStore | undefined, retention: Retention, limits: QueryLimits) {
+  /**
+   * `store` undefined: collection is disabled. `now`: a monotonic clock (ms) for the time budget.
+   */
+  constructor(
+    store: MetricStore | undefined,
+    retention: Retention,
+    limits: QueryLimits,
+    now: () => number = () => performance.now(),
+  ) {
     this.store = store;
     this.retention = retention;
     this.limits = limits;
+    this.now = now;
+    this.patterns = new PatternCache(limits.maxProgramSize);
+    this.fragments = store === undefined ? undefined : new SeriesFragments(store);
+    this.head = Buffer.from(answerHead(retention));
   }
 
   /** The answer already given in this snapshot to a request with exactly this body text, if any. */
@@ -43,33 +67,49 @@ export class MetricsQueryService {
   }
 
   /**
-   * The JSON answer for a parsed request body; throws `QueryError` (→ 400) for an invalid query.
-   * `text`, the body as received, makes a later identical request a `cachedAnswer` hit.
+   * The JSON answer for a parsed request body; throws `QueryError` (→ 400) for an invalid query and
+   * `QueryTimeoutError` (→ 503) when it spends its time budget. `text`, the body as received, makes
+   * a later identical request a `cachedAnswer` hit.
    */
   answer(body: unknown, text?: string): EncodedBody {
-    const query = parseMetricsQuery(body, this.limits, this.patterns);
+    const deadline = new QueryDeadline(this.now, this.limits.maxTimeMs);
+    const query = parseMetricsQuery(body, this.limits, this.patterns, deadline);
     this.dropStaleAnswers();
     let answer = this.byKey.get(query.key);
     if (answer === undefined) {
-      answer = this.evaluate(query);
-      if (answer.bytes.length <= MAX_CACHED_ANSWER_LENGTH && this.byKey.size < MAX_CACHED_ANSWERS) {
-        this.byKey.set(query.key, answer);
-      }
+      answer = this.evaluate(query, deadline);
+      if (this.fits(answer.bytes.length + query.key.length)) this.byKey.set(query.key, answer);
     }
-    if (text !== undefined && this.byText.size < MAX_CACHED_ANSWERS && this.byKey.get(query.key) === answer) {
+    if (text !== undefined && this.byKey.get(query.key) === answer && this.fits(text.length)) {
       this.byText.set(text, answer);
     }
     return answer;
   }
 
-  private evaluate(query: MetricsQuery): EncodedBody {
+  private evaluate(query: MetricsQuery, deadline: QueryDeadline): EncodedBody {
     const store = this.store;
-    if (store === undefined) return this.disabledAnswer;
+    if (store === undefined || this.fragments === undefined) return this.disabledAnswer;
     const selection =
       query.timerangeSec !== undefined && query.items.length === 0
         ? SeriesSelection.all()
-        : compileSelection(query.items, this.patterns);
-    return new EncodedBody(evaluateQuery(store, this.retention, query, selection));
+        : compileSelection(query.items);
+    const assembled = assembleAnswer(
+      store,
+      this.retention,
+      this.fragments,
+      this.head,
+      query,
+      selection,
+      deadline,
+    );
+    return new EncodedBody(assembled ?? evaluateQuery(store, this.retention, query, selection, deadline));
+  }
+
+  /** Counts `bytes` against the cache bound if they fit. */
+  private fits(bytes: number): boolean {
+    if (this.cachedBytes + bytes > MAX_CACHED_BYTES) return false;
+    this.cachedBytes += bytes;
+    return true;
   }
 
   /** Answers hold for one snapshot only. */
@@ -78,6 +118,7 @@ export class MetricsQueryService {
     if (seq === this.cachedSeq) return;
     this.byKey.clear();
     this.byText.clear();
+    this.cachedBytes = 0;
     this.cachedSeq = seq;
   }
 }

@@ -1,3 +1,5 @@
+import type { QueryDeadline } from './deadline.js';
+import type { RE2JS } from 're2js';
 import type { PatternCache } from './pattern-cache.js';
 
 /** Bounds on a query (config `metrics.query.*`). */
@@ -6,12 +8,25 @@ export interface QueryLimits {
   maxItems: number;
   /** Longest label pattern, characters. */
   maxPatternLength: number;
+  /** Most characters of all label patterns of one query together. */
+  maxTotalPatternLength: number;
+  /** Most RE2 program instructions of one pattern, and of all patterns of one query together. */
+  maxProgramSize: number;
+  /** Time budget of one query, ms (→ 503 when spent). */
+  maxTimeMs: number;
 }
 
-/** One item of `metrics`: a metric name and label name → RE2 pattern (in request order). */
+/** One item of `metrics`: a metric name and its label selectors (in request order). */
 export interface QueryItem {
   name: string;
-  labels: readonly (readonly [label: string, pattern: string])[];
+  labels: readonly LabelSelector[];
+}
+
+/** `label: pattern`, the pattern compiled (`undefined` for the empty pattern, which matches any value). */
+export interface LabelSelector {
+  label: string;
+  pattern: string;
+  regexp: RE2JS | undefined;
 }
 
 /** A validated `POST /api/v3/metrics` body (SPEC §5.2). */
@@ -41,14 +56,28 @@ export class QueryError extends Error {
  * Tolerates what real clients send: an empty body, `null` for any optional field, `labels: null`,
  * extra keys such as `values: null`. Throws `QueryError` listing every problem.
  */
-export function parseMetricsQuery(body: unknown, limits: QueryLimits, patterns: PatternCache): MetricsQuery {
+export function parseMetricsQuery(
+  body: unknown,
+  limits: QueryLimits,
+  patterns: PatternCache,
+  deadline?: QueryDeadline,
+): MetricsQuery {
   const details: string[] = [];
   if (body === undefined || body === null) body = {};
   if (typeof body !== 'object' || Array.isArray(body)) throw new QueryError(['body: must be a JSON object']);
   const record = body as Record<string, unknown>;
   const timerangeSec = parseSeconds(record.timerange_sec, 'timerange_sec', details);
   const intervalSec = parseSeconds(record.interval_sec, 'interval_sec', details);
-  const context: ItemContext = { limits, patterns, details, key: `${timerangeSec ?? 0}/${intervalSec ?? 0}` };
+  const context: ItemContext = {
+    limits,
+    patterns,
+    deadline,
+    details,
+    key: `${timerangeSec ?? 0}/${intervalSec ?? 0}`,
+    patternLength: 0,
+    programSize: 0,
+    refused: false,
+  };
   const items = parseItems(record.metrics, context);
   if (details.length > 0) throw new QueryError(details);
   return { timerangeSec, intervalSec, items, key: context.key };
@@ -72,8 +101,14 @@ function parseSeconds(value: unknown, field: string, details: string[]): number 
 interface ItemContext {
   limits: QueryLimits;
   patterns: PatternCache;
+  deadline: QueryDeadline | undefined;
   details: string[];
   key: string;
+  /** Characters and program instructions of the patterns so far. */
+  patternLength: number;
+  programSize: number;
+  /** A total is over its bound: no further pattern is compiled. */
+  refused: boolean;
 }
 
 const NO_LABELS: QueryItem['labels'] = [];
@@ -116,7 +151,7 @@ function parseItem(entry: unknown, index: number, context: ItemContext): QueryIt
     );
     return undefined;
   }
-  const selectors: [string, string][] = [];
+  const selectors: LabelSelector[] = [];
   for (const label in labels) {
     const problem = parseSelector(label, (labels as Record<string, unknown>)[label], context);
     if (typeof problem === 'string') details.push(`metrics[${index}] (${name}).labels.${label}: ${problem}`);
@@ -126,16 +161,45 @@ function parseItem(entry: unknown, index: number, context: ItemContext): QueryIt
 }
 
 /** One `label: pattern` entry: the selector, or what is wrong with it. */
-function parseSelector(label: string, pattern: unknown, context: ItemContext): [string, string] | string {
+function parseSelector(label: string, pattern: unknown, context: ItemContext): LabelSelector | string {
   // `null` is what a Go client's zero value looks like on the wire: the empty pattern (any value).
   const source = pattern ?? '';
   if (typeof source !== 'string') return `must be a string (RE2 pattern), got ${describe(source)}`;
-  const max = context.limits.maxPatternLength;
+  const { limits } = context;
+  const max = limits.maxPatternLength;
   if (source.length > max) return `pattern is ${source.length} characters, at most ${max} are allowed`;
-  const compiled = source === '' ? undefined : context.patterns.get(source);
-  if (compiled?.ok === false) return `invalid RE2 pattern: ${compiled.reason}`;
+  let regexp: RE2JS | undefined;
+  if (source !== '') {
+    const compiled = compileWithinBudget(source, context);
+    if (typeof compiled === 'string') return compiled;
+    regexp = compiled;
+  }
   context.key += `{${label.length}:${label}=${source.length}:${source}}`;
-  return [label, source];
+  return { label, pattern: source, regexp };
+}
+
+/**
+ * Compiles a pattern unless the query's patterns together are over their bounds already; counts it
+ * against them. Compiling cannot be interrupted, so these bounds are what limits its time.
+ */
+function compileWithinBudget(source: string, context: ItemContext): RE2JS | string {
+  const { limits } = context;
+  if (context.refused) return 'not compiled: the query is over its pattern bounds already';
+  context.patternLength += source.length;
+  if (context.patternLength > limits.maxTotalPatternLength) {
+    context.refused = true;
+    return `the patterns of the query have ${context.patternLength} characters or more, at most ${limits.maxTotalPatternLength} are allowed in all (metrics.query.max_total_pattern_length)`;
+  }
+  const cached = context.patterns.has(source);
+  const compiled = context.patterns.get(source);
+  if (!cached) context.deadline?.check();
+  if (!compiled.ok) return compiled.reason;
+  context.programSize += compiled.size;
+  if (context.programSize > limits.maxProgramSize) {
+    context.refused = true;
+    return `the patterns of the query compile to ${context.programSize} instructions or more, at most ${limits.maxProgramSize} are allowed in all (metrics.query.max_program_size)`;
+  }
+  return compiled.regexp;
 }
 
 function describe(value: unknown): string {

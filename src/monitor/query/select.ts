@@ -1,8 +1,7 @@
 import type { RE2JS } from 're2js';
 import { CATALOG } from '../catalog.js';
 import { METRIC_INDEX } from '../store.js';
-import type { PatternCache } from './pattern-cache.js';
-import { QueryError, type QueryItem } from './parse.js';
+import type { QueryItem } from './parse.js';
 
 /** One compiled item: every selector must match. */
 interface Matcher {
@@ -24,6 +23,11 @@ export class SeriesSelection {
   /** Does the query ask for this metric at all? */
   wantsMetric(metricIndex: number): boolean {
     return this.byMetric[metricIndex] !== undefined;
+  }
+
+  /** Does the query ask for every series of this metric (an item for it without labels)? */
+  wantsAll(metricIndex: number): boolean {
+    return this.byMetric[metricIndex]?.some((matcher) => matcher.selectors.length === 0) ?? false;
   }
 
   /** Does a series of `metricIndex` with these label values match any item for its metric? */
@@ -50,30 +54,17 @@ function matchesAll(matcher: Matcher, labelValues: readonly string[]): boolean {
 }
 
 /**
- * Compiles the items of a query into a selection. Names not in the catalog match nothing (newer
- * clients may ask for newer metrics); an invalid pattern is a `QueryError` naming item and label.
+ * The selection of a query's items (patterns compiled by the parser). Names not in the catalog
+ * match nothing (newer clients may ask for newer metrics).
  */
-export function compileSelection(items: readonly QueryItem[], patterns: PatternCache): SeriesSelection {
+export function compileSelection(items: readonly QueryItem[]): SeriesSelection {
   const byMetric: (Matcher[] | undefined)[] = CATALOG.map(() => undefined);
-  const details: string[] = [];
-  items.forEach((item, index) => {
+  for (const item of items) {
     const metricIndex = METRIC_INDEX.get(item.name);
-    const selectors: Matcher['selectors'][number][] = [];
-    for (const [label, source] of item.labels) {
-      const compiled = source === '' ? undefined : patterns.get(source);
-      if (compiled !== undefined && !compiled.ok) {
-        details.push(
-          `metrics[${index}] (${item.name}).labels.${label}: invalid RE2 pattern: ${compiled.reason}`,
-        );
-        continue;
-      }
-      const labelIndex =
-        metricIndex === undefined ? -1 : (CATALOG[metricIndex]!.labels as readonly string[]).indexOf(label);
-      selectors.push({ labelIndex, regexp: compiled?.regexp });
-    }
-    if (metricIndex === undefined) return;
+    if (metricIndex === undefined) continue;
+    const labels = CATALOG[metricIndex]!.labels as readonly string[];
+    const selectors = item.labels.map(({ label, regexp }) => ({ labelIndex: labels.indexOf(label), regexp }));
     (byMetric[metricIndex] ??= []).push({ selectors });
-  });
-  if (details.length > 0) throw new QueryError(details);
+  }
   return new SeriesSelection(byMetric);
 }

@@ -1,0 +1,182 @@
+import type { MetricStore } from '../store.js';
+import type { QueryDeadline } from './deadline.js';
+import { METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './evaluate.js';
+import type { MetricsQuery } from './parse.js';
+import { maxPointsOf, pointCountOf, stepOf, type Retention } from './point-plan.js';
+import type { SeriesSelection } from './select.js';
+import type { SeriesFragments, StepValues } from './series-fragments.js';
+
+const COMMA = Buffer.from(',');
+const SERIES_END = Buffer.from(']}');
+const ANSWER_END = Buffer.from(']}');
+
+/**
+ * The answer of a query assembled from encoded fragments (series-fragments.ts): per matching
+ * series, its latest-value object, or its head, the tail of its encoded values and `]}`. No number
+ * is formatted and no object is built per request; the request's own work is selecting series and
+ * copying bytes. Same bytes as `evaluateQuery` (the tests compare them on thousands of queries).
+ *
+ * The objects come from one `SeriesSource` per answer, so a second source of points (for example
+ * history kept at a coarser step) can answer a series the same way.
+ *
+ * Undefined when the fragments decline (too many distinct steps in this snapshot): the caller
+ * then evaluates the plain way.
+ */
+export function assembleAnswer(
+  store: MetricStore,
+  retention: Retention,
+  fragments: SeriesFragments,
+  head: Buffer,
+  query: MetricsQuery,
+  selection: SeriesSelection,
+  deadline: QueryDeadline,
+): Buffer | undefined {
+  const writer = new AnswerWriter();
+  writer.push(head);
+  if (store.snapshotCount === 0) {
+    writer.push(ANSWER_END);
+    return writer.toBuffer();
+  }
+  let source: SeriesSource;
+  if (query.timerangeSec === undefined) {
+    source = new LatestValues(fragments);
+  } else {
+    const intervalSec = stepOf(query, retention);
+    const count = pointCountOf(query, retention, store);
+    const step = fragments.stepValues(intervalSec, maxPointsOf(intervalSec, retention, store));
+    if (step === undefined) return undefined;
+    source = new StepTail(fragments, step, step.count - count);
+  }
+  const walk = new SeriesWalk(store, selection, source, deadline);
+  for (const metricIndex of METRICS_IN_NAME_ORDER) {
+    if (!selection.wantsMetric(metricIndex)) continue;
+    if (!selection.wantsAll(metricIndex)) {
+      walk.write(metricIndex, writer, false);
+      continue;
+    }
+    let block = fragments.metricBlock(metricIndex, source.variant);
+    if (block === undefined) {
+      const out = new AnswerWriter();
+      walk.write(metricIndex, out, true);
+      block = out.toBuffer();
+      fragments.keepMetricBlock(metricIndex, source.variant, block);
+    }
+    writer.pushObjects(block);
+  }
+  writer.push(ANSWER_END);
+  return writer.toBuffer();
+}
+
+/** Where the object of one series in an answer comes from. */
+interface SeriesSource {
+  /** Names the kind of answer: equal variants give equal objects within a snapshot. */
+  readonly variant: string;
+  /** Writes the object of series `id` to `out`, unless it has no point in the answer. */
+  write(id: number, out: AnswerWriter): void;
+}
+
+/** Latest-value mode: the series' whole object for the newest snapshot. */
+class LatestValues implements SeriesSource {
+  readonly variant = 'latest';
+  private readonly fragments: SeriesFragments;
+
+  constructor(fragments: SeriesFragments) {
+    this.fragments = fragments;
+  }
+
+  write(id: number, out: AnswerWriter): void {
+    out.pushObject(this.fragments.latestObject(id));
+  }
+}
+
+/** Time-series mode: the series' head, the last points of its encoded values from point `first` on, `]}`. */
+class StepTail implements SeriesSource {
+  readonly variant: string;
+  private readonly fragments: SeriesFragments;
+  private readonly step: StepValues;
+  private readonly first: number;
+
+  constructor(fragments: SeriesFragments, step: StepValues, first: number) {
+    this.fragments = fragments;
+    this.step = step;
+    this.first = first;
+    this.variant = `${step.plan.intervalSec}/${first}`;
+  }
+
+  write(id: number, out: AnswerWriter): void {
+    const { bytes, starts } = this.step.of(id);
+    const start = starts[this.first]!;
+    if (start === bytes.length) return;
+    out.pushSeries(this.fragments.head(id), bytes, start + 1);
+  }
+}
+
+/** The matching series of a metric, in order, each written by the source; looks at the clock now and then. */
+class SeriesWalk {
+  private seen = 0;
+  private readonly store: MetricStore;
+  private readonly selection: SeriesSelection;
+  private readonly source: SeriesSource;
+  private readonly deadline: QueryDeadline;
+
+  constructor(store: MetricStore, selection: SeriesSelection, source: SeriesSource, deadline: QueryDeadline) {
+    this.store = store;
+    this.selection = selection;
+    this.source = source;
+    this.deadline = deadline;
+  }
+
+  /** `all`: every series of the metric matches (no label selection to test). */
+  write(metricIndex: number, out: AnswerWriter, all: boolean): void {
+    for (const id of this.store.seriesOf(metricIndex)) {
+      if (++this.seen % SERIES_PER_DEADLINE_CHECK === 0) this.deadline.check();
+      if (all || this.selection.matches(metricIndex, this.store.labelsOf(id))) this.source.write(id, out);
+    }
+  }
+}
+
+/** Byte ranges collected first, then copied once into a buffer of the exact length. */
+class AnswerWriter {
+  private readonly buffers: Buffer[] = [];
+  private readonly starts: number[] = [];
+  private length = 0;
+  private objects = 0;
+
+  push(buffer: Buffer, start = 0): void {
+    this.buffers.push(buffer);
+    this.starts.push(start);
+    this.length += buffer.length - start;
+  }
+
+  /** One complete series object, comma-separated from the previous one. */
+  pushObject(object: Buffer | undefined): void {
+    if (object === undefined) return;
+    if (this.objects++ > 0) this.push(COMMA);
+    this.push(object);
+  }
+
+  /** Comma-separated series objects (none when empty). */
+  pushObjects(objects: Buffer): void {
+    if (objects.length === 0) return;
+    if (this.objects++ > 0) this.push(COMMA);
+    this.push(objects);
+  }
+
+  /** A series object made of its head, `values[start …]` and the closing `]}`. */
+  pushSeries(head: Buffer, values: Buffer, start: number): void {
+    if (this.objects++ > 0) this.push(COMMA);
+    this.push(head);
+    this.push(values, start);
+    this.push(SERIES_END);
+  }
+
+  toBuffer(): Buffer {
+    const out = Buffer.allocUnsafe(this.length);
+    let offset = 0;
+    for (let i = 0; i < this.buffers.length; i++) {
+      const buffer = this.buffers[i]!;
+      offset += buffer.copy(out, offset, this.starts[i]);
+    }
+    return out;
+  }
+}

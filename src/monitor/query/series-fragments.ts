@@ -1,0 +1,175 @@
+import { CATALOG } from '../catalog.js';
+import type { MetricStore } from '../store.js';
+import { labelsJson } from './evaluate.js';
+import { formatNumber } from './format-number.js';
+import { planPoints, toUnixSeconds, type PointPlan } from './point-plan.js';
+
+/**
+ * Steps (`interval_sec`) whose encoded values are kept per snapshot. A query with another step is
+ * answered by the plain evaluation: an attacker cycling through steps cannot make the server
+ * encode the whole window again and again within one snapshot.
+ */
+const MAX_STEPS_PER_SNAPSHOT = 4;
+
+/** Bytes of whole-metric blocks kept per snapshot; past it, blocks are made per answer. */
+const MAX_BLOCK_BYTES = 8 << 20;
+
+/** The `[t,v]` pairs of one series over a whole plan, as bytes (ASCII), each pair preceded by a comma. */
+export interface EncodedValues {
+  bytes: Buffer;
+  /**
+   * `starts[k]`: where the pairs of points `k …` begin in `bytes` (`starts[N]` = its length), so the
+   * last `n` points of a plan are `bytes[starts[N − n] + 1 …]` (the `+ 1` skips the comma).
+   */
+  starts: Int32Array;
+}
+
+/** The values of every series for one step, encoded when first asked for, for one snapshot. */
+export class StepValues {
+  readonly plan: PointPlan;
+  private readonly store: MetricStore;
+  private readonly encoded: (EncodedValues | undefined)[] = [];
+
+  constructor(store: MetricStore, plan: PointPlan) {
+    this.store = store;
+    this.plan = plan;
+  }
+
+  /** Number of points of the plan (the most a query of this step asks for). */
+  get count(): number {
+    return this.plan.seqs.length;
+  }
+
+  of(id: number): EncodedValues {
+    let values = this.encoded[id];
+    if (values === undefined) {
+      values = encodeValues(this.store, id, this.plan);
+      this.encoded[id] = values;
+    }
+    return values;
+  }
+}
+
+function encodeValues(store: MetricStore, id: number, plan: PointPlan): EncodedValues {
+  const count = plan.seqs.length;
+  const starts = new Int32Array(count + 1);
+  let text = '';
+  for (let k = 0; k < count; k++) {
+    starts[k] = text.length;
+    const seq = plan.seqs[k]!;
+    if (seq < 0) continue;
+    const value = store.value(id, seq);
+    if (Number.isNaN(value)) continue;
+    text += `,[${plan.timesSec[k]!},${formatNumber(value)}]`;
+  }
+  starts[count] = text.length;
+  return { bytes: Buffer.from(text, 'latin1'), starts };
+}
+
+/**
+ * The encoded JSON pieces answers are assembled from (assemble-answer.ts), each made once:
+ * - per series, its head `{"name":…,"labels":{…},"values":[`, kept while the series lives;
+ * - per series and snapshot, its whole latest-value object;
+ * - per step and snapshot, the values of each series over the longest window of that step;
+ * - per metric, kind of answer and snapshot, the objects of all its series (for a query asking for
+ *   the whole metric, which is what dashboards mostly do).
+ * Everything per snapshot is dropped when the store commits the next one. Pieces are made on first
+ * demand, so series no query asks for cost nothing.
+ */
+export class SeriesFragments {
+  private readonly store: MetricStore;
+  private readonly heads: (Buffer | undefined)[] = [];
+  /** The label values each head was made for: the store copies them when it interns a series, so a reused id never has the same array. */
+  private readonly headLabels: (readonly string[] | undefined)[] = [];
+  private seq = -1;
+  /** `null`: the series has no sample in the newest snapshot. */
+  private latest: (Buffer | null | undefined)[] = [];
+  private readonly steps = new Map<number, StepValues>();
+  /** Per kind of answer (see `metricBlock`), per metric. */
+  private readonly blocks = new Map<string, (Buffer | undefined)[]>();
+  private blockBytes = 0;
+
+  constructor(store: MetricStore) {
+    this.store = store;
+  }
+
+  /** `{"name":…,"labels":{…},"values":[` of a live series. */
+  head(id: number): Buffer {
+    const labels = this.store.labelsOf(id);
+    let head = this.heads[id];
+    if (head === undefined || this.headLabels[id] !== labels) {
+      const descriptor = CATALOG[this.store.metricOf(id)]!;
+      head = Buffer.from(
+        `{"name":${JSON.stringify(descriptor.name)},"labels":${labelsJson(descriptor.labels, labels)},"values":[`,
+        'utf8',
+      );
+      this.heads[id] = head;
+      this.headLabels[id] = labels;
+    }
+    return head;
+  }
+
+  /** The whole `{…,"values":[[t,v]]}` object of a series in the newest snapshot; undefined when it has no sample there. */
+  latestObject(id: number): Buffer | undefined {
+    this.dropIfStale();
+    let object = this.latest[id];
+    if (object === undefined) {
+      const seq = this.store.newestSeq;
+      const value = this.store.value(id, seq);
+      object = Number.isNaN(value)
+        ? null
+        : Buffer.concat([
+            this.head(id),
+            Buffer.from(`[${toUnixSeconds(this.store.timeMs(seq))},${formatNumber(value)}]]}`, 'latin1'),
+          ]);
+      this.latest[id] = object;
+    }
+    return object ?? undefined;
+  }
+
+  /**
+   * The values of step `intervalSec` over `count` points (the longest window of that step), or
+   * undefined when this snapshot already keeps the most steps it may.
+   */
+  stepValues(intervalSec: number, count: number): StepValues | undefined {
+    this.dropIfStale();
+    let step = this.steps.get(intervalSec);
+    if (step === undefined) {
+      if (this.steps.size >= MAX_STEPS_PER_SNAPSHOT) return undefined;
+      step = new StepValues(this.store, planPoints(this.store, intervalSec, count));
+      this.steps.set(intervalSec, step);
+    }
+    return step;
+  }
+
+  /**
+   * The objects of every series of a metric in one kind of answer (`variant`: equal variants give
+   * equal objects within a snapshot), comma-separated, if kept for this snapshot.
+   */
+  metricBlock(metricIndex: number, variant: string): Buffer | undefined {
+    this.dropIfStale();
+    return this.blocks.get(variant)?.[metricIndex];
+  }
+
+  /** Keeps a block made by the caller, while the blocks of this snapshot stay within their byte bound. */
+  keepMetricBlock(metricIndex: number, variant: string, block: Buffer): void {
+    if (this.blockBytes + block.length > MAX_BLOCK_BYTES) return;
+    let blocks = this.blocks.get(variant);
+    if (blocks === undefined) {
+      blocks = [];
+      this.blocks.set(variant, blocks);
+    }
+    blocks[metricIndex] = block;
+    this.blockBytes += block.length;
+  }
+
+  private dropIfStale(): void {
+    const seq = this.store.newestSeq;
+    if (seq === this.seq) return;
+    this.seq = seq;
+    this.latest = [];
+    this.steps.clear();
+    this.blocks.clear();
+    this.blockBytes = 0;
+  }
+}
