@@ -64,7 +64,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
     };
   }
 
-  const key = await deriveSigningKey(settings.jwt.secret, settings.username, settings.password);
+  const key = deriveSigningKey(settings.jwt.secret, settings.username, settings.password);
   const tokens = new OwnTokens({
     key,
     accessTtlSec: settings.jwt.access_ttl_sec,

@@ -111,7 +111,7 @@ async function refresh(request: FastifyRequest, deps: LoginRoutesDeps): Promise<
   const token = bearerToken(request.headers.authorization);
   const verified = token === undefined ? undefined : await deps.tokens.verify(token, 'refresh');
   if (verified === undefined) throw invalidTokenError();
-  return { access_token: await deps.tokens.issue(verified.subject, 'access') };
+  return { access_token: deps.tokens.issue(verified.subject, 'access') };
 }
 
 function refuseWhenThrottled(deps: LoginRoutesDeps, address: string, username: string | undefined): void {

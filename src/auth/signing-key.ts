@@ -1,19 +1,14 @@
-import type { CryptoKey } from 'jose';
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 /**
  * Derives the HS256 key of our own tokens (SPEC §3.1) as HMAC-SHA256 over the configured username
  * and password, keyed with `api.auth.jwt.secret`. Changing any of the three changes the key and so
  * invalidates every token already issued. The two credentials are JSON-encoded as a pair so that
- * `("a:b", "c")` and `("a", "b:c")` cannot collide. Imported once as a non-extractable CryptoKey.
+ * `("a:b", "c")` and `("a", "b:c")` cannot collide. A node:crypto secret key: signing with it is a
+ * synchronous HMAC of a few µs, where a WebCrypto key signs through the thread pool (docs/auth.md).
  */
-export async function deriveSigningKey(
-  secret: string,
-  username: string,
-  password: string,
-): Promise<CryptoKey> {
-  const raw = deriveSigningKeyBytes(secret, username, password);
-  return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+export function deriveSigningKey(secret: string, username: string, password: string): KeyObject {
+  return createSecretKey(deriveSigningKeyBytes(secret, username, password));
 }
 
 /** The 32 raw key bytes; exported for tests that must sign tokens the server accepts. */
