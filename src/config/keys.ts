@@ -55,6 +55,11 @@ export const KEYS: readonly ConfigKey[] = [
   key('metrics.query.max_total_pattern_length', 'CORE_METRICS_QUERY_MAX_TOTAL_PATTERN_LENGTH', 'int'),
   key('metrics.query.max_program_size', 'CORE_METRICS_QUERY_MAX_PROGRAM_SIZE', 'int'),
   key('metrics.query.max_time_ms', 'CORE_METRICS_QUERY_MAX_TIME_MS', 'int'),
+  key('metrics.history.enable', 'CORE_METRICS_HISTORY_ENABLE', 'bool'),
+  key('metrics.history.dir', 'CORE_METRICS_HISTORY_DIR', 'string'),
+  key('metrics.history.minute_retention_days', 'CORE_METRICS_HISTORY_MINUTE_RETENTION_DAYS', 'int'),
+  key('metrics.history.hour_retention_days', 'CORE_METRICS_HISTORY_HOUR_RETENTION_DAYS', 'int'),
+  key('metrics.history.max_size_mbytes', 'CORE_METRICS_HISTORY_MAX_SIZE_MBYTES', 'int'),
   key('storage.disk.dir', 'CORE_STORAGE_DISK_DIR', 'string'),
   key(
     'storage.disk.max_size_mbytes',

@@ -72,6 +72,10 @@ export async function loadConfig(
   if (problems.length > 0) throw new ConfigError(problems);
 
   config.db.dir = resolve(cwd, config.db.dir);
+  config.metrics.history.dir =
+    config.metrics.history.dir === ''
+      ? resolve(config.db.dir, 'metrics')
+      : resolve(cwd, config.metrics.history.dir);
   config.storage.disk.dir = resolve(cwd, config.storage.disk.dir);
   const auth = config.api.auth;
   const printLogin =

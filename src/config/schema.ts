@@ -76,6 +76,16 @@ export interface Config {
       /** Time budget of one query, ms (503 when spent). */
       max_time_ms: number;
     };
+    /** Downsampled history on disk (docs/metrics.md, History). */
+    history: {
+      enable: boolean;
+      /** Where the tiers' files go; empty = `<db.dir>/metrics`. */
+      dir: string;
+      minute_retention_days: number;
+      hour_retention_days: number;
+      /** Cap on the files' total size, MiB; 0 = none. */
+      max_size_mbytes: number;
+    };
   };
   storage: {
     disk: { dir: string; max_size_mbytes: number };
@@ -158,6 +168,13 @@ export function defaultConfig(): Config {
         max_total_pattern_length: 16_000,
         max_program_size: 20_000,
         max_time_ms: 500,
+      },
+      history: {
+        enable: true,
+        dir: '',
+        minute_retention_days: 7,
+        hour_retention_days: 400,
+        max_size_mbytes: 1024,
       },
     },
     storage: {

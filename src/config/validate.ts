@@ -64,6 +64,15 @@ export function validateConfig(config: Config): string[] {
   );
   check(metrics.query.max_program_size >= 10, 'metrics.query.max_program_size: must be at least 10');
   check(metrics.query.max_time_ms >= 1, 'metrics.query.max_time_ms: must be at least 1');
+  const history = metrics.history;
+  check(
+    history.minute_retention_days >= 1 && history.minute_retention_days <= 90,
+    'metrics.history.minute_retention_days: must be between 1 and 90',
+  );
+  check(
+    history.hour_retention_days >= 1 && history.hour_retention_days <= 3660,
+    'metrics.history.hour_retention_days: must be between 1 and 3660',
+  );
 
   check(config.storage.disk.dir !== '', 'storage.disk.dir: must not be empty');
   if (config.storage.memory.auth.enable) {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { CATALOG } from './catalog.js';
 import type { Collector } from './collector.js';
+import { MetricHistory } from './history/index.js';
 import { PrometheusExposition } from './prometheus/index.js';
 import { MetricsQueryService } from './query/index.js';
 import { CollectionScheduler, type CollectorStats } from './scheduler.js';
@@ -32,6 +33,8 @@ export class Monitor {
       .sort((a, b) => (a.name < b.name ? -1 : 1))
       .map(({ name, description, labels }) => ({ name, description, labels: [...labels] })),
   );
+  /** Downsampled history on disk; `undefined` unless `metrics.enable` and `metrics.history.enable`. */
+  readonly history: MetricHistory | undefined;
   /** Is periodic collection on (`metrics.enable`)? */
   readonly enabled: boolean;
   /** Collection interval, ms (at least 1 s, also when collection is off and a scrape collects on demand). */
@@ -59,6 +62,17 @@ export class Monitor {
       },
     );
     this.exposition = new PrometheusExposition(this.store, config.id);
+    const history = metrics.history;
+    if (this.enabled && history.enable) {
+      this.history = new MetricHistory({
+        dir: history.dir,
+        minuteRetentionDays: history.minute_retention_days,
+        hourRetentionDays: history.hour_retention_days,
+        maxSizeBytes: history.max_size_mbytes * 1024 * 1024,
+        logger: deps.logger,
+      });
+      this.history.load();
+    }
   }
 
   /** Creates the scheduler from the collectors registered so far; starts periodic collection when enabled. */
@@ -72,6 +86,10 @@ export class Monitor {
       timeoutMs: Math.min(this.intervalMs * 0.8, 10_000),
       now: this.deps.now,
       logger: this.deps.logger,
+      afterCommit:
+        this.history === undefined
+          ? undefined
+          : (timeMs, batch) => this.history?.ingest(timeMs, batch, this.store),
     });
     if (this.enabled) this.scheduler.start();
   }
@@ -101,7 +119,9 @@ export class Monitor {
     return this.scheduler?.stats() ?? [];
   }
 
+  /** Stops collection, then writes the unfinished minute of the history and closes its files. */
   async stop(): Promise<void> {
     await this.scheduler?.stop();
+    this.history?.close();
   }
 }

@@ -14,6 +14,8 @@ export interface SchedulerOptions {
   /** Wall clock, ms: snapshot times. */
   now: () => number;
   logger: Logger;
+  /** Called with every committed snapshot (the history's downsampling); must be cheap and not throw. */
+  afterCommit?: (timeMs: number, batch: SampleBatch) => void;
 }
 
 /** What the scheduler knows about one collector (counted, never swallowed). */
@@ -136,6 +138,7 @@ export class CollectionScheduler {
     const snapshot = new SampleBatch();
     for (const outcome of outcomes) if (outcome.ok === true) snapshot.append(outcome.batch);
     this.options.store.commit(startedAt, snapshot);
+    this.options.afterCommit?.(startedAt, snapshot);
   }
 
   private async runOne(state: CollectorState): Promise<Outcome> {

@@ -1,0 +1,172 @@
+/**
+ * The three ways bench/history.ts compares of keeping the history's points on disk, behind one
+ * small interface: streamcore's chunk files (src/monitor/history, used through its `Tier`), plain
+ * JSON lines (the baseline), and SQLite through better-sqlite3 (only when BENCH_BETTER_SQLITE3
+ * names an installed copy: it is not a dependency of streamcore, see docs/metrics.md, History).
+ */
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Tier } from '../src/monitor/history/tier.js';
+import type { SeriesInfo } from '../src/monitor/history/series-kind.js';
+import type { LoggedPoint } from '../src/monitor/history/window-log.js';
+
+export type TierName = 'minute' | 'hour';
+
+export const TIERS: Record<TierName, { stepSec: number; windowSec: number; retentionSec: number }> = {
+  minute: { stepSec: 60, windowSec: 6 * 3600, retentionSec: 7 * 86_400 },
+  hour: { stepSec: 3600, windowSec: 10 * 86_400, retentionSec: 400 * 86_400 },
+};
+
+export interface BenchEngine {
+  readonly name: string;
+  appendStep(tier: TierName, stepSec: number, points: readonly LoggedPoint[]): void;
+  /** Points read of the series in `keys`, step start in [fromSec, toSec]. */
+  query(tier: TierName, keys: ReadonlySet<string>, fromSec: number, toSec: number): number;
+  diskBytes(tier: TierName): number;
+  close(): void;
+}
+
+export function chunkEngine(dir: string): BenchEngine & { tier(name: TierName): Tier } {
+  const logger = pino({ level: 'silent' });
+  const tiers = {
+    minute: new Tier(dir, { name: 'minute', ...TIERS.minute }, logger),
+    hour: new Tier(dir, { name: 'hour', ...TIERS.hour }, logger),
+  };
+  return {
+    name: 'chunk files (streamcore)',
+    tier: (name) => tiers[name],
+    appendStep: (tier, stepSec, points) => void tiers[tier].appendStep(stepSec, points),
+    query(tier, keys, fromSec, toSec) {
+      let count = 0;
+      for (const series of tiers[tier].read((s) => keys.has(s.key), fromSec, toSec).values()) {
+        for (const piece of series.pieces) {
+          for (let i = 0; i < piece.steps.length; i++) {
+            const timeSec = piece.startSec + piece.steps[i]! * piece.stepSec;
+            if (timeSec >= fromSec && timeSec <= toSec) count++;
+          }
+        }
+      }
+      return count;
+    },
+    diskBytes: (tier) => tiers[tier].diskBytes,
+    close() {
+      tiers.minute.close();
+      tiers.hour.close();
+    },
+  };
+}
+
+/** Baseline: one JSON line per step, `{"t":…,"p":{"<series key>":[values…]}}`, one file per window. */
+export function jsonEngine(dir: string): BenchEngine {
+  for (const tier of Object.keys(TIERS)) mkdirSync(join(dir, tier), { recursive: true });
+  const fileOf = (tier: TierName, stepSec: number): string =>
+    join(dir, tier, `${stepSec - (stepSec % TIERS[tier].windowSec)}.jsonl`);
+  return {
+    name: 'plain JSON lines (baseline)',
+    appendStep(tier, stepSec, points) {
+      const line: Record<string, readonly number[]> = {};
+      for (const { series, values } of points) line[series.key] = values;
+      appendFileSync(fileOf(tier, stepSec), `${JSON.stringify({ t: stepSec, p: line })}\n`);
+    },
+    query(tier, keys, fromSec, toSec) {
+      let count = 0;
+      for (const name of readdirSync(join(dir, tier)).sort()) {
+        const start = Number(name.split('.')[0]);
+        if (start + TIERS[tier].windowSec <= fromSec || start > toSec) continue;
+        for (const text of readFileSync(join(dir, tier, name), 'utf8').split('\n')) {
+          if (text === '') continue;
+          const step = JSON.parse(text) as { t: number; p: Record<string, number[]> };
+          if (step.t < fromSec || step.t > toSec) continue;
+          for (const key of keys) if (step.p[key] !== undefined) count++;
+        }
+      }
+      return count;
+    },
+    diskBytes: (tier) => directoryBytes(join(dir, tier)),
+    close: () => undefined,
+  };
+}
+
+interface Statement {
+  run(...args: unknown[]): unknown;
+  all(...args: unknown[]): unknown[];
+}
+interface Database {
+  pragma(text: string): unknown;
+  exec(text: string): unknown;
+  prepare(text: string): Statement;
+  transaction(run: () => void): () => void;
+  close(): void;
+}
+
+/**
+ * SQLite: per tier a table `(series, t, a, b)` keyed by (series, t), WITHOUT ROWID (the smallest
+ * row layout), WAL journal, synchronous=NORMAL; series keys in a table of their own. `undefined`
+ * when BENCH_BETTER_SQLITE3 is not set.
+ */
+export function sqliteEngine(dir: string): BenchEngine | undefined {
+  const location = process.env.BENCH_BETTER_SQLITE3;
+  if (location === undefined || location === '') return undefined;
+  const require = createRequire(import.meta.url);
+  const open = require(location) as new (file: string) => Database;
+  mkdirSync(dir, { recursive: true });
+  const db = new open(join(dir, 'history.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE series (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL)');
+  for (const tier of Object.keys(TIERS)) {
+    db.exec(
+      `CREATE TABLE ${tier} (series INTEGER, t INTEGER, a REAL, b REAL, PRIMARY KEY (series, t)) WITHOUT ROWID`,
+    );
+  }
+  const ids = new Map<string, number>();
+  const addSeries = db.prepare('INSERT INTO series (key) VALUES (?) RETURNING id');
+  const insert = {
+    minute: db.prepare('INSERT INTO minute VALUES (?, ?, ?, ?)'),
+    hour: db.prepare('INSERT INTO hour VALUES (?, ?, ?, ?)'),
+  };
+  const select = {
+    minute: db.prepare('SELECT t, a FROM minute WHERE series = ? AND t BETWEEN ? AND ?'),
+    hour: db.prepare('SELECT t, a FROM hour WHERE series = ? AND t BETWEEN ? AND ?'),
+  };
+  const idOf = (series: SeriesInfo): number => {
+    let id = ids.get(series.key);
+    if (id === undefined) {
+      id = (addSeries.all(series.key)[0] as { id: number }).id;
+      ids.set(series.key, id);
+    }
+    return id;
+  };
+  return {
+    name: 'SQLite (better-sqlite3)',
+    appendStep(tier, stepSec, points) {
+      db.transaction(() => {
+        for (const { series, values } of points)
+          insert[tier].run(idOf(series), stepSec, values[0], values[1] ?? null);
+      })();
+    },
+    query(tier, keys, fromSec, toSec) {
+      let count = 0;
+      for (const key of keys) {
+        const id = ids.get(key);
+        if (id !== undefined) count += select[tier].all(id, fromSec, toSec).length;
+      }
+      return count;
+    },
+    diskBytes(tier) {
+      // Both tiers share one file: the minute tier is filled first and measured before the hour tier.
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      void tier;
+      return directoryBytes(dir);
+    },
+    close: () => db.close(),
+  };
+}
+
+function directoryBytes(dir: string): number {
+  let bytes = 0;
+  for (const name of readdirSync(dir)) bytes += statSync(join(dir, name)).size;
+  return bytes;
+}

@@ -1,0 +1,321 @@
+/**
+ * The metrics history engine (src/monitor/history) against plain JSON lines (the baseline) and,
+ * when BENCH_BETTER_SQLITE3 names an installed better-sqlite3, SQLite; all in the same run.
+ *
+ * Method (each engine in a fresh temporary directory; medians over ROUNDS after a warm-up):
+ * 1. Disk: 7 days of 1-minute points of DISK_SERIES series (the mix below), written step by step
+ *    as the server does; bytes of the tier's files ÷ retained points. Chunk files are measured
+ *    twice: everything (28 sealed windows + the open window's write-ahead log, its worst case:
+ *    full) and the sealed windows alone (the steady-state cost of a retained point).
+ * 2. Write cost per collection tick, 10 000 series: `MetricHistory.ingest` after each store
+ *    commit (2-second ticks over 3 minutes): the median tick, and the median tick that also
+ *    finishes a minute (aggregate → one log record). For every engine: the median cost of
+ *    appending one minute of 10 000 points.
+ * 3. Query: 366 days of 1-hour points of QUERY_SERIES series; read 100 of them over one year
+ *    (8 760 points each). Cold = first read after opening; warm = median of ROUNDS reads.
+ * 4. Memory: heap + external after GC while a minute tier holds 1 day and then 7 days of
+ *    DISK_SERIES series (chunk files: only the open window is in memory; the baseline kept in
+ *    memory as parsed JSON grows with the retention).
+ *
+ * Series: the 15 values of running encoder processes (see `workload`), which make up most series of
+ * a server (host, filesystem and session metrics are a few dozen).
+ *
+ * Run: node --expose-gc --import tsx bench/history.ts
+ *      BENCH_BETTER_SQLITE3=/path/to/node_modules/better-sqlite3 node --expose-gc --import tsx bench/history.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { MetricHistory } from '../src/monitor/history/index.js';
+import { describeSeries, type SeriesInfo } from '../src/monitor/history/series-kind.js';
+import type { LoggedPoint } from '../src/monitor/history/window-log.js';
+import { SampleBatch } from '../src/monitor/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../src/monitor/store.js';
+import { chunkEngine, jsonEngine, sqliteEngine, type BenchEngine } from './history-engines.js';
+
+const DISK_SERIES = Number(process.env.BENCH_DISK_SERIES ?? 210);
+const QUERY_SERIES = 210;
+const TICK_SERIES = 10_000;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
+const START_SEC = Date.UTC(2025, 0, 1) / 1000;
+const MINUTES_7D = 7 * 1440;
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) {
+  console.error('run with: node --expose-gc --import tsx bench/history.ts');
+  process.exit(1);
+}
+
+/** A deterministic pseudo-random source (the runs must be comparable). */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+interface Workload {
+  series: SeriesInfo[];
+  /** The points of the next step, one per series. */
+  step(): LoggedPoint[];
+}
+
+/** The 15 values of a running encoder process (SPEC §7.4), the bulk of a server's series. */
+const PROCESS_VALUES = [
+  'frame',
+  'packet',
+  'time',
+  'uptime',
+  'size',
+  'drop',
+  'dup',
+  'cpu_limit',
+  'memory_limit',
+  'fps',
+  'speed',
+  'q',
+  'cpu',
+  'bitrate',
+  'memory',
+] as const;
+
+/**
+ * Series `i` is value `PROCESS_VALUES[i % 15]` of process `i / 15`, stepped once per `stepSec`:
+ * steady counters (frames at 25 fps, packets, media time, uptime), a byte counter with ±10 % jitter,
+ * constants (drops, dups, limits), noisy decimals (fps, speed, q, cpu %: mean and max of the step),
+ * a noisy bitrate and a memory gauge in a random walk.
+ */
+function workload(count: number, stepSec = 60): Workload {
+  const metric = METRIC_INDEX.get('restream_process')!;
+  const series = Array.from({ length: count }, (_, i) =>
+    describeSeries(metric, [`p${Math.floor(i / 15)}`, 'running', 'start', PROCESS_VALUES[i % 15]!]),
+  );
+  const next = random(42);
+  const state: number[] = series.map((_, i) => (PROCESS_VALUES[i % 15] === 'memory' ? 250e6 : 0));
+  const r3 = (value: number): number => Math.round(value * 1000) / 1000;
+  return {
+    series,
+    step() {
+      return series.map((info, i) => {
+        const noise = next() - 0.5;
+        let values: number[];
+        switch (PROCESS_VALUES[i % 15]!) {
+          case 'frame':
+          case 'packet':
+            values = [(state[i]! += 25 * stepSec)];
+            break;
+          case 'time':
+          case 'uptime':
+            values = [(state[i]! += stepSec)];
+            break;
+          case 'size':
+            values = [(state[i]! += Math.round(250_000 * stepSec * (1 + noise * 0.2)))];
+            break;
+          case 'drop':
+          case 'dup':
+            values = [0];
+            break;
+          case 'cpu_limit':
+            values = [100, 100];
+            break;
+          case 'memory_limit':
+            values = [2_147_483_648, 2_147_483_648];
+            break;
+          case 'fps':
+            values = [r3(25 + noise * 0.05), 25.1];
+            break;
+          case 'speed':
+            values = [r3(1 + noise * 0.02), r3(1.02 + next() * 0.01)];
+            break;
+          case 'q':
+            values = [r3(28 + noise * 2), 31];
+            break;
+          case 'cpu':
+            values = [r3(12 + noise * 3), r3(16 + next() * 4)];
+            break;
+          case 'bitrate':
+            values = [Math.round(2_000_000 * (1 + noise * 0.2)), Math.round(2_400_000 * (1 + next() * 0.1))];
+            break;
+          case 'memory':
+            state[i]! += Math.round(noise * 2e6);
+            values = [state[i]!, state[i]! + Math.round(next() * 1e5)];
+        }
+        return { series: info, values };
+      });
+    },
+  };
+}
+
+type Factory = (dir: string) => BenchEngine | undefined;
+const FACTORIES: Factory[] = [chunkEngine, jsonEngine, sqliteEngine];
+
+function withEngine<T>(factory: Factory, run: (engine: BenchEngine) => T): T | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'history-bench-'));
+  const engine = factory(dir);
+  try {
+    return engine === undefined ? undefined : run(engine);
+  } finally {
+    engine?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function usedBytes(): number {
+  gc!();
+  gc!();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.external;
+}
+
+function diskPhase(): void {
+  console.log(
+    `\n1. Disk: 7 days of 1-minute points, ${DISK_SERIES} series (${MINUTES_7D * DISK_SERIES} points)`,
+  );
+  console.log('| engine | bytes per retained point | ratio to baseline |');
+  console.log('| --- | ---: | ---: |');
+  const rows: [string, number][] = [];
+  for (const factory of FACTORIES) {
+    withEngine(factory, (engine) => {
+      const load = workload(DISK_SERIES);
+      for (let k = 0; k < MINUTES_7D; k++) engine.appendStep('minute', START_SEC + k * 60, load.step());
+      const points = MINUTES_7D * DISK_SERIES;
+      rows.push([engine.name, engine.diskBytes('minute') / points]);
+      if ('tier' in engine) {
+        // One more step seals the full window; what remains is the sealed files plus a one-step log.
+        const tier = (engine as ReturnType<typeof chunkEngine>).tier('minute');
+        tier.seal();
+        rows.push([`${engine.name}, sealed windows only`, tier.diskBytes / points]);
+      }
+    });
+  }
+  const baseline = rows.find(([name]) => name.includes('baseline'))![1];
+  for (const [name, bytes] of rows)
+    console.log(`| ${name} | ${bytes.toFixed(2)} | ${(bytes / baseline).toFixed(3)}× |`);
+}
+
+function tickPhase(): void {
+  console.log(`\n2. Write cost, ${TICK_SERIES} series`);
+  const dir = mkdtempSync(join(tmpdir(), 'history-bench-'));
+  try {
+    const history = new MetricHistory({
+      dir,
+      minuteRetentionDays: 7,
+      hourRetentionDays: 400,
+      maxSizeBytes: 0,
+      logger: pino({ level: 'silent' }),
+    });
+    history.load();
+    const store = new MetricStore(150);
+    const metric = METRIC_INDEX.get('restream_process')!;
+    const ids = Array.from({ length: TICK_SERIES }, (_, i) =>
+      store.intern(metric, [`p${Math.floor(i / 15)}`, 'running', 'start', `v${i % 15}`]),
+    );
+    const plain: number[] = [];
+    const flushing: number[] = [];
+    const batch = new SampleBatch();
+    for (let tick = 0; tick < 90; tick++) {
+      batch.clear();
+      for (let i = 0; i < ids.length; i++) batch.add(ids[i]!, tick + i / 7);
+      const timeMs = (START_SEC + 1 + tick * 2) * 1000;
+      store.commit(timeMs, batch);
+      const started = performance.now();
+      history.ingest(timeMs, batch, store);
+      const elapsed = performance.now() - started;
+      if (tick > 0) ((tick * 2 + 1) % 60 < 2 ? flushing : plain).push(elapsed);
+    }
+    history.close();
+    console.log(
+      `MetricHistory.ingest per tick: ${median(plain).toFixed(2)} ms; a tick that finishes a minute: ${median(flushing).toFixed(2)} ms`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log('| engine | appending one minute of 10 000 points (ms) | ratio to baseline |');
+  console.log('| --- | ---: | ---: |');
+  const rows: [string, number][] = [];
+  const load = workload(TICK_SERIES);
+  const steps = Array.from({ length: ROUNDS + 2 }, () => load.step());
+  for (const factory of FACTORIES) {
+    withEngine(factory, (engine) => {
+      const times = steps.map((points, k) => {
+        const started = performance.now();
+        engine.appendStep('minute', START_SEC + k * 60, points);
+        return performance.now() - started;
+      });
+      rows.push([engine.name, median(times.slice(2))]);
+    });
+  }
+  const baseline = rows.find(([name]) => name.includes('baseline'))![1];
+  for (const [name, ms] of rows)
+    console.log(`| ${name} | ${ms.toFixed(2)} | ${(ms / baseline).toFixed(2)}× |`);
+}
+
+function queryPhase(): void {
+  console.log(`\n3. Query: one year of 1-hour points of 100 series (of ${QUERY_SERIES})`);
+  console.log('| engine | cold (ms) | warm, median (ms) | ratio to baseline (warm) |');
+  console.log('| --- | ---: | ---: | ---: |');
+  const rows: [string, number, number][] = [];
+  const hours = 366 * 24;
+  for (const factory of FACTORIES) {
+    withEngine(factory, (engine) => {
+      const load = workload(QUERY_SERIES, 3600);
+      for (let k = 0; k < hours; k++) engine.appendStep('hour', START_SEC + k * 3600, load.step());
+      const keys = new Set(load.series.slice(0, 100).map((series) => series.key));
+      const to = START_SEC + (hours - 1) * 3600;
+      const from = to - 365 * 86_400 + 3600;
+      let started = performance.now();
+      const count = engine.query('hour', keys, from, to);
+      const cold = performance.now() - started;
+      if (count !== 100 * 8760) throw new Error(`${engine.name}: read ${count} points`);
+      const times: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        started = performance.now();
+        engine.query('hour', keys, from, to);
+        times.push(performance.now() - started);
+      }
+      rows.push([engine.name, cold, median(times)]);
+    });
+  }
+  const baseline = rows.find(([name]) => name.includes('baseline'))![2];
+  for (const [name, cold, warm] of rows) {
+    console.log(`| ${name} | ${cold.toFixed(1)} | ${warm.toFixed(1)} | ${(warm / baseline).toFixed(3)}× |`);
+  }
+}
+
+function memoryPhase(): void {
+  console.log(`\n4. Memory (heap + external after GC), minute tier of ${DISK_SERIES} series`);
+  const load = workload(DISK_SERIES);
+  const before = usedBytes();
+  const kept: [number, ...number[]][][] = load.series.map(() => []);
+  const baseline: number[] = [];
+  const engine = chunkEngine(mkdtempSync(join(tmpdir(), 'history-bench-')));
+  const engineBytes: number[] = [];
+  for (let k = 0; k < MINUTES_7D; k++) {
+    const points = load.step();
+    engine.appendStep('minute', START_SEC + k * 60, points);
+    if (k === 1439 || k === MINUTES_7D - 1) engineBytes.push(usedBytes() - before);
+  }
+  engine.close();
+  const start = usedBytes();
+  for (let k = 0; k < MINUTES_7D; k++) {
+    load.step().forEach(({ values }, i) => kept[i]!.push([START_SEC + k * 60, ...values]));
+    if (k === 1439 || k === MINUTES_7D - 1) baseline.push(usedBytes() - start);
+  }
+  console.log('| engine | 1 day retained (MiB) | 7 days retained (MiB) |');
+  console.log('| --- | ---: | ---: |');
+  const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+  console.log(`| ${engine.name} | ${mib(engineBytes[0]!)} | ${mib(engineBytes[1]!)} |`);
+  console.log(`| points kept in memory as parsed JSON | ${mib(baseline[0]!)} | ${mib(baseline[1]!)} |`);
+}
+
+diskPhase();
+tickPhase();
+queryPhase();
+memoryPhase();

@@ -1,0 +1,112 @@
+/**
+ * Bit-level writer and reader over bytes, most significant bit first, for the chunk codec.
+ * Writes take at most 32 bits at a time (JavaScript bit operators work on 32-bit integers);
+ * wider fields are written as two halves by the caller.
+ */
+export class BitWriter {
+  private bytes: Uint8Array;
+  /** Bits written so far. */
+  private length = 0;
+  private readonly scratch = new DataView(new ArrayBuffer(8));
+
+  constructor(initialBytes = 16) {
+    this.bytes = new Uint8Array(initialBytes);
+  }
+
+  get bitLength(): number {
+    return this.length;
+  }
+
+  /** Writes the low `count` bits of `value` (0 ≤ count ≤ 32), most significant first. */
+  write(value: number, count: number): void {
+    if (count === 0) return;
+    this.reserve(count);
+    let remaining = count;
+    while (remaining > 0) {
+      const byteIndex = this.length >>> 3;
+      const free = 8 - (this.length & 7);
+      const take = Math.min(free, remaining);
+      const shift = remaining - take;
+      // `>>> shift` then mask keeps the `take` bits below the ones already written.
+      const bits = (value >>> shift) & ((1 << take) - 1);
+      this.bytes[byteIndex]! |= bits << (free - take);
+      this.length += take;
+      remaining -= take;
+    }
+  }
+
+  /** Writes the 64 bits of a float64. */
+  writeFloat64(value: number): void {
+    this.scratch.setFloat64(0, value);
+    this.write(this.scratch.getUint32(0), 32);
+    this.write(this.scratch.getUint32(4), 32);
+  }
+
+  /** The bytes written so far (a copy, trimmed to whole bytes). */
+  toBytes(): Uint8Array {
+    return this.bytes.slice(0, (this.length + 7) >>> 3);
+  }
+
+  /** Bytes held (for memory accounting). */
+  get capacityBytes(): number {
+    return this.bytes.length;
+  }
+
+  private reserve(bits: number): void {
+    const needed = (this.length + bits + 7) >>> 3;
+    if (needed <= this.bytes.length) return;
+    // Grow by half: chunks grow a few bits per point, so doubling would waste memory per series.
+    const grown = new Uint8Array(Math.max(needed, Math.ceil(this.bytes.length * 1.5)));
+    grown.set(this.bytes);
+    this.bytes = grown;
+  }
+}
+
+/** Reads what a `BitWriter` wrote. Reading past the end throws (a corrupt chunk). */
+export class BitReader {
+  private readonly bytes: Uint8Array;
+  private readonly end: number;
+  private position = 0;
+  private readonly scratch = new DataView(new ArrayBuffer(8));
+
+  constructor(bytes: Uint8Array, bitLength = bytes.length * 8) {
+    this.bytes = bytes;
+    this.end = bitLength;
+  }
+
+  get remaining(): number {
+    return this.end - this.position;
+  }
+
+  /** Reads `count` bits (0 ≤ count ≤ 32) as an unsigned number. */
+  read(count: number): number {
+    if (count > 25) {
+      // Two reads: the fast path below handles up to 25 bits (a 4-byte window minus the bit offset).
+      const high = this.read(count - 16);
+      return high * 65_536 + this.read(16);
+    }
+    if (count === 0) return 0;
+    const position = this.position;
+    if (position + count > this.end) throw new RangeError('chunk ends early');
+    const bytes = this.bytes;
+    const i = position >>> 3;
+    // Bytes past the end read as 0 (`undefined | 0`); they are never part of the result.
+    const word =
+      (bytes[i]! << 24) | ((bytes[i + 1]! | 0) << 16) | ((bytes[i + 2]! | 0) << 8) | (bytes[i + 3]! | 0);
+    this.position = position + count;
+    return (word << (position & 7)) >>> (32 - count);
+  }
+
+  readBit(): number {
+    if (this.position >= this.end) throw new RangeError('chunk ends early');
+    const bit = (this.bytes[this.position >>> 3]! >>> (7 - (this.position & 7))) & 1;
+    this.position++;
+    return bit;
+  }
+
+  readFloat64(): number {
+    this.scratch.setUint32(0, this.read(32));
+    this.scratch.setUint32(4, this.read(32));
+    return this.scratch.getFloat64(0);
+  }
+}

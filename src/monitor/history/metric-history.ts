@@ -1,0 +1,272 @@
+import type { Logger } from 'pino';
+import type { SampleBatch } from '../sample-batch.js';
+import type { MetricStore } from '../store.js';
+import { describeSeries, type SeriesInfo } from './series-kind.js';
+import { StepAggregator } from './step-aggregator.js';
+import { pointsBetween, Tier, type TierSeries } from './tier.js';
+import type { LoggedPoint } from './window-log.js';
+
+export interface HistoryOptions {
+  /** Directory of the tiers' files (config `metrics.history.dir`). */
+  dir: string;
+  /** Retention of the 1-minute tier, days. */
+  minuteRetentionDays: number;
+  /** Retention of the 1-hour tier, days. */
+  hourRetentionDays: number;
+  /** Cap on the files' total size, bytes; 0 = none. The oldest sealed file goes first. */
+  maxSizeBytes: number;
+  logger: Logger;
+}
+
+const MINUTE_SEC = 60;
+const HOUR_SEC = 3600;
+const DAY_SEC = 86_400;
+/** A series without samples for this long, and nothing pending, gives its slot back. */
+const IDLE_SLOT_SEC = 2 * MINUTE_SEC;
+
+/**
+ * Downsampled history of every series (docs/metrics.md, History): a 1-minute tier and a 1-hour
+ * tier on disk. The collection tick only adds samples to in-memory step aggregates
+ * (`ingest`, O(samples), no allocation for known series); once per minute the finished minute is
+ * appended to the minute tier (one write) and folded into the hour aggregate; once per hour the
+ * finished hour is appended to the hour tier. After a restart the unfinished hour is rebuilt from
+ * the minute tier, so a crash loses at most the unfinished minute.
+ */
+export class MetricHistory {
+  readonly minute: Tier;
+  readonly hour: Tier;
+  private readonly options: HistoryOptions;
+  private readonly logger: Logger;
+  private readonly minuteAggregate = new StepAggregator();
+  private readonly hourAggregate = new StepAggregator();
+  private currentMinute = -1;
+  private currentHour = -1;
+
+  // Series slots: the history's own ids, independent of the raw store's (which are reused).
+  private readonly slots: (SeriesInfo | undefined)[] = [];
+  private readonly slotByKey = new Map<string, number>();
+  private readonly freeSlots: number[] = [];
+  private lastSeenSec: number[] = [];
+  private storeIdOfSlot: number[] = [];
+  // Raw store id → slot, valid while the store still holds the same label array at that id.
+  private slotByStoreId: number[] = [];
+  private labelsByStoreId: (readonly string[] | undefined)[] = [];
+
+  private writeFailures = 0;
+  private failing = false;
+
+  constructor(options: HistoryOptions) {
+    this.options = options;
+    this.logger = options.logger;
+    this.minute = new Tier(
+      options.dir,
+      {
+        name: 'minute',
+        stepSec: MINUTE_SEC,
+        windowSec: 6 * HOUR_SEC,
+        retentionSec: options.minuteRetentionDays * DAY_SEC,
+      },
+      options.logger,
+    );
+    this.hour = new Tier(
+      options.dir,
+      {
+        name: 'hour',
+        stepSec: HOUR_SEC,
+        windowSec: 10 * DAY_SEC,
+        retentionSec: options.hourRetentionDays * DAY_SEC,
+      },
+      options.logger,
+    );
+  }
+
+  /** Loads both tiers and rebuilds the unfinished hour from the minute tier. */
+  load(): void {
+    this.minute.load();
+    this.hour.load();
+    const newestMinute = this.minute.newestStepSec;
+    if (newestMinute < 0) return;
+    const hourStart = newestMinute - (newestMinute % HOUR_SEC);
+    if (this.hour.newestStepSec >= hourStart) return;
+    for (const { series, pieces } of this.minute.read(() => true, hourStart, newestMinute).values()) {
+      const { timesSec, values } = pointsBetween(pieces, hourStart, newestMinute);
+      if (timesSec.length === 0) continue;
+      const slot = this.slotOfSeries(series);
+      // Only the API value of a minute is read back (mean or end value); it stands in for all three.
+      for (let i = 0; i < timesSec.length; i++)
+        this.hourAggregate.add(slot, values[i]!, values[i]!, values[i]!);
+      this.lastSeenSec[slot] = newestMinute;
+    }
+    this.currentHour = hourStart;
+  }
+
+  /** Failed appends so far (disk full, permissions); each streak is logged once. */
+  get failures(): number {
+    return this.writeFailures;
+  }
+
+  /** Series the history holds a slot for (bounded: idle series give theirs back). */
+  get slotCount(): number {
+    return this.slotByKey.size;
+  }
+
+  /**
+   * Adds a committed snapshot (the hot path, called after `store.commit`). Finishes the previous
+   * minute first when `timeMs` is in a later one.
+   */
+  ingest(timeMs: number, batch: SampleBatch, store: MetricStore): void {
+    const nowSec = Math.floor(timeMs / 1000);
+    const minute = nowSec - (nowSec % MINUTE_SEC);
+    if (minute !== this.currentMinute) {
+      if (this.currentMinute >= 0) this.finishMinute();
+      this.currentMinute = minute;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const value = batch.valueAt(i);
+      if (!Number.isFinite(value)) continue;
+      const slot = this.slotOfStoreId(store, batch.idAt(i));
+      this.minuteAggregate.add(slot, value, value, value);
+      this.lastSeenSec[slot] = nowSec;
+    }
+  }
+
+  /** Writes the unfinished minute (shutdown) and closes the files; the windows go on after a restart. */
+  close(): void {
+    if (this.currentMinute >= 0 && this.minuteAggregate.size > 0) this.finishMinute();
+    this.minute.close();
+    this.hour.close();
+  }
+
+  /**
+   * The finest tier whose retention covers `rangeSec` (the minute tier up to its retention, then
+   * the hour tier), or `undefined` beyond the hour tier's.
+   */
+  tierFor(rangeSec: number): Tier | undefined {
+    if (rangeSec <= this.minute.options.retentionSec) return this.minute;
+    if (rangeSec <= this.hour.options.retentionSec) return this.hour;
+    return undefined;
+  }
+
+  /** The longest range the history answers, seconds. */
+  get longestRetentionSec(): number {
+    return Math.max(this.minute.options.retentionSec, this.hour.options.retentionSec);
+  }
+
+  /** Points of `tier` in [fromSec, toSec] of the series `wants` accepts. */
+  read(
+    tier: Tier,
+    wants: (series: SeriesInfo) => boolean,
+    fromSec: number,
+    toSec: number,
+  ): Map<string, TierSeries> {
+    return tier.read(wants, fromSec, toSec);
+  }
+
+  /** Bytes of all history files. */
+  get diskBytes(): number {
+    return this.minute.diskBytes + this.hour.diskBytes;
+  }
+
+  private finishMinute(): void {
+    const minute = this.currentMinute;
+    const hour = minute - (minute % HOUR_SEC);
+    if (hour !== this.currentHour) {
+      if (this.currentHour >= 0) this.finishHour();
+      this.currentHour = hour;
+    }
+    const points: LoggedPoint[] = [];
+    this.minuteAggregate.drain((slot, mean, max, last) => {
+      const series = this.slots[slot]!;
+      points.push({ series, values: series.kind === 'gauge' ? [mean, max] : [last] });
+      this.hourAggregate.add(slot, mean, max, last);
+    });
+    this.write(() => this.minute.appendStep(minute, points));
+    this.write(() => this.enforceLimits(minute));
+    this.releaseIdleSlots(minute);
+  }
+
+  private finishHour(): void {
+    const points: LoggedPoint[] = [];
+    this.hourAggregate.drain((slot, mean, max, last) => {
+      const series = this.slots[slot]!;
+      points.push({ series, values: series.kind === 'gauge' ? [mean, max] : [last] });
+    });
+    const hour = this.currentHour;
+    this.write(() => this.hour.appendStep(hour, points));
+  }
+
+  /** Retention per tier, then the size cap: the oldest sealed file of either tier goes first. */
+  private enforceLimits(nowSec: number): void {
+    this.minute.dropExpired(nowSec);
+    this.hour.dropExpired(nowSec);
+    const cap = this.options.maxSizeBytes;
+    if (cap <= 0) return;
+    while (this.diskBytes > cap) {
+      const minuteOldest = this.minute.oldestSealedSec ?? Number.POSITIVE_INFINITY;
+      const hourOldest = this.hour.oldestSealedSec ?? Number.POSITIVE_INFINITY;
+      if (minuteOldest === Number.POSITIVE_INFINITY && hourOldest === Number.POSITIVE_INFINITY) return;
+      if (hourOldest <= minuteOldest) this.hour.deleteOldest();
+      else this.minute.deleteOldest();
+    }
+  }
+
+  /** Runs a file operation; a failure is counted and logged once per streak, never thrown into the tick. */
+  private write(operation: () => unknown): void {
+    try {
+      operation();
+      if (this.failing)
+        this.logger.info({ failures: this.writeFailures }, 'metrics history: writing works again');
+      this.failing = false;
+    } catch (error) {
+      this.writeFailures++;
+      if (!this.failing) {
+        this.logger.error(
+          { err: error, failures: this.writeFailures },
+          'metrics history: writing failed; points are lost until it works again',
+        );
+      }
+      this.failing = true;
+    }
+  }
+
+  private slotOfStoreId(store: MetricStore, id: number): number {
+    const labels = store.labelsOf(id);
+    if (this.labelsByStoreId[id] === labels) {
+      const slot = this.slotByStoreId[id]!;
+      if (slot >= 0) return slot;
+    }
+    const slot = this.slotOfSeries(describeSeries(store.metricOf(id), labels));
+    this.slotByStoreId[id] = slot;
+    this.labelsByStoreId[id] = labels;
+    this.storeIdOfSlot[slot] = id;
+    return slot;
+  }
+
+  private slotOfSeries(series: SeriesInfo): number {
+    const existing = this.slotByKey.get(series.key);
+    if (existing !== undefined) return existing;
+    const slot = this.freeSlots.pop() ?? this.slots.length;
+    this.slots[slot] = series;
+    this.slotByKey.set(series.key, slot);
+    this.storeIdOfSlot[slot] = -1;
+    this.lastSeenSec[slot] = 0;
+    return slot;
+  }
+
+  /** Gives back the slots of series idle for a while with nothing pending in the hour aggregate. */
+  private releaseIdleSlots(nowSec: number): void {
+    for (let slot = 0; slot < this.slots.length; slot++) {
+      const series = this.slots[slot];
+      if (series === undefined || this.lastSeenSec[slot]! > nowSec - IDLE_SLOT_SEC) continue;
+      if (this.hourAggregate.has(slot) || this.minuteAggregate.has(slot)) continue;
+      this.slots[slot] = undefined;
+      this.slotByKey.delete(series.key);
+      const storeId = this.storeIdOfSlot[slot]!;
+      if (storeId >= 0 && this.slotByStoreId[storeId] === slot) {
+        this.slotByStoreId[storeId] = -1;
+        this.labelsByStoreId[storeId] = undefined;
+      }
+      this.freeSlots.push(slot);
+    }
+  }
+}
