@@ -8,9 +8,11 @@
  *    twice: everything (28 sealed windows + the open window's write-ahead log, its worst case:
  *    full) and the sealed windows alone (the steady-state cost of a retained point).
  * 2. Write cost per collection tick, 10 000 series: `MetricHistory.ingest` after each store
- *    commit (2-second ticks over 3 minutes): the median tick, and the median tick that also
- *    finishes a minute (aggregate → one log record). For every engine: the median cost of
- *    appending one minute of 10 000 points.
+ *    commit (2-second ticks over 8 minutes, the first 2 are warm-up): the median tick, and the
+ *    median tick that also finishes a minute (aggregate → one log record). For every engine: the
+ *    median cost of appending one minute of 10 000 points.
+ * Times are medians of wall time and of this process's CPU time (user + system) per operation:
+ * on a shared machine the CPU time is the steadier figure.
  * 3. Query: 366 days of 1-hour points of QUERY_SERIES series; read 100 of them over one year
  *    (8 760 points each). Cold = first read after opening; warm = median of ROUNDS reads.
  * 4. Memory: heap + external after GC while a minute tier holds 1 day and then 7 days of
@@ -162,6 +164,20 @@ function withEngine<T>(factory: Factory, run: (engine: BenchEngine) => T): T | u
   }
 }
 
+/** Wall time and this process's CPU time (user + system) of one call, ms: the machine is shared. */
+function timed(run: () => unknown): { wall: number; cpu: number } {
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  run();
+  const wall = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { wall, cpu: (cpu.user + cpu.system) / 1000 };
+}
+
+function medianOf(samples: { wall: number; cpu: number }[]): { wall: number; cpu: number } {
+  return { wall: median(samples.map((s) => s.wall)), cpu: median(samples.map((s) => s.cpu)) };
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -217,51 +233,58 @@ function tickPhase(): void {
     const ids = Array.from({ length: TICK_SERIES }, (_, i) =>
       store.intern(metric, [`p${Math.floor(i / 15)}`, 'running', 'start', `v${i % 15}`]),
     );
-    const plain: number[] = [];
-    const flushing: number[] = [];
+    const plain: { wall: number; cpu: number }[] = [];
+    const flushing: { wall: number; cpu: number }[] = [];
     const batch = new SampleBatch();
-    for (let tick = 0; tick < 90; tick++) {
+    for (let tick = 0; tick < 240; tick++) {
       batch.clear();
       for (let i = 0; i < ids.length; i++) batch.add(ids[i]!, tick + i / 7);
       const timeMs = (START_SEC + 1 + tick * 2) * 1000;
       store.commit(timeMs, batch);
-      const started = performance.now();
-      history.ingest(timeMs, batch, store);
-      const elapsed = performance.now() - started;
-      if (tick > 0) ((tick * 2 + 1) % 60 < 2 ? flushing : plain).push(elapsed);
+      const elapsed = timed(() => history.ingest(timeMs, batch, store));
+      // The first two minutes create every series' slot, log definition and chunk: warm-up.
+      if (tick >= 60) ((tick * 2 + 1) % 60 < 2 ? flushing : plain).push(elapsed);
     }
     history.close();
+    const tick = medianOf(plain);
+    const flush = medianOf(flushing);
     console.log(
-      `MetricHistory.ingest per tick: ${median(plain).toFixed(2)} ms; a tick that finishes a minute: ${median(flushing).toFixed(2)} ms`,
+      `MetricHistory.ingest per tick: ${tick.wall.toFixed(2)} ms wall, ${tick.cpu.toFixed(2)} ms CPU; ` +
+        `a tick that finishes a minute: ${flush.wall.toFixed(1)} ms wall, ${flush.cpu.toFixed(1)} ms CPU`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log('| engine | appending one minute of 10 000 points (ms) | ratio to baseline |');
-  console.log('| --- | ---: | ---: |');
-  const rows: [string, number][] = [];
+  console.log(
+    '| engine | appending one minute of 10 000 points: wall (ms) | CPU (ms) | ratio to baseline (CPU) |',
+  );
+  console.log('| --- | ---: | ---: | ---: |');
+  const rows: [string, { wall: number; cpu: number }][] = [];
   const load = workload(TICK_SERIES);
   const steps = Array.from({ length: ROUNDS + 2 }, () => load.step());
   for (const factory of FACTORIES) {
     withEngine(factory, (engine) => {
-      const times = steps.map((points, k) => {
-        const started = performance.now();
-        engine.appendStep('minute', START_SEC + k * 60, points);
-        return performance.now() - started;
-      });
-      rows.push([engine.name, median(times.slice(2))]);
+      const times = steps.map((points, k) =>
+        timed(() => engine.appendStep('minute', START_SEC + k * 60, points)),
+      );
+      rows.push([engine.name, medianOf(times.slice(2))]);
     });
   }
-  const baseline = rows.find(([name]) => name.includes('baseline'))![1];
-  for (const [name, ms] of rows)
-    console.log(`| ${name} | ${ms.toFixed(2)} | ${(ms / baseline).toFixed(2)}× |`);
+  const baseline = rows.find(([name]) => name.includes('baseline'))![1].cpu;
+  for (const [name, ms] of rows) {
+    console.log(
+      `| ${name} | ${ms.wall.toFixed(1)} | ${ms.cpu.toFixed(1)} | ${(ms.cpu / baseline).toFixed(2)}× |`,
+    );
+  }
 }
 
 function queryPhase(): void {
   console.log(`\n3. Query: one year of 1-hour points of 100 series (of ${QUERY_SERIES})`);
-  console.log('| engine | cold (ms) | warm, median (ms) | ratio to baseline (warm) |');
-  console.log('| --- | ---: | ---: | ---: |');
-  const rows: [string, number, number][] = [];
+  console.log(
+    '| engine | cold: wall (ms) | CPU (ms) | warm: wall (ms) | CPU (ms) | ratio to baseline (warm CPU) |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  const rows: [string, { wall: number; cpu: number }, { wall: number; cpu: number }][] = [];
   const hours = 366 * 24;
   for (const factory of FACTORIES) {
     withEngine(factory, (engine) => {
@@ -270,22 +293,17 @@ function queryPhase(): void {
       const keys = new Set(load.series.slice(0, 100).map((series) => series.key));
       const to = START_SEC + (hours - 1) * 3600;
       const from = to - 365 * 86_400 + 3600;
-      let started = performance.now();
-      const count = engine.query('hour', keys, from, to);
-      const cold = performance.now() - started;
+      let count = 0;
+      const cold = timed(() => (count = engine.query('hour', keys, from, to)));
       if (count !== 100 * 8760) throw new Error(`${engine.name}: read ${count} points`);
-      const times: number[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        started = performance.now();
-        engine.query('hour', keys, from, to);
-        times.push(performance.now() - started);
-      }
-      rows.push([engine.name, cold, median(times)]);
+      const times = Array.from({ length: ROUNDS }, () => timed(() => engine.query('hour', keys, from, to)));
+      rows.push([engine.name, cold, medianOf(times)]);
     });
   }
-  const baseline = rows.find(([name]) => name.includes('baseline'))![2];
+  const baseline = rows.find(([name]) => name.includes('baseline'))![2].cpu;
   for (const [name, cold, warm] of rows) {
-    console.log(`| ${name} | ${cold.toFixed(1)} | ${warm.toFixed(1)} | ${(warm / baseline).toFixed(3)}× |`);
+    const figures = [cold.wall, cold.cpu, warm.wall, warm.cpu].map((ms) => ms.toFixed(1)).join(' | ');
+    console.log(`| ${name} | ${figures} | ${(warm.cpu / baseline).toFixed(3)}× |`);
   }
 }
 

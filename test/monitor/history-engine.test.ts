@@ -102,10 +102,12 @@ describe('metrics history engine', () => {
       assert.equal(cpu.values[0], 2.5); // mean of 0..5
       const rx = pointsOf(history, history.minute, 'net_rx|4:eth0');
       assert.equal(rx.values[0], 500); // end of the first minute (tick 5)
+      // Three finished hours, and the unfinished one (rebuilt from the minute tier) as a provisional point.
       assert.deepEqual(pointsOf(history, history.hour, 'cpu_idle').timesSec, [
         T0 / 1000,
         T0 / 1000 + 3600,
         T0 / 1000 + 7200,
+        T0 / 1000 + 10_800,
       ]);
       assert.equal(pointsOf(history, history.hour, 'net_rx|4:eth0').values[0], 100 * (360 - 1));
       history.close();

@@ -152,14 +152,37 @@ export class MetricHistory {
     return Math.max(this.minute.options.retentionSec, this.hour.options.retentionSec);
   }
 
-  /** Points of `tier` in [fromSec, toSec] of the series `wants` accepts. */
+  /**
+   * The windows of `tier` overlapping [fromSec, toSec] of the series `wants` accepts, plus the
+   * unfinished step as a provisional last point (minute tier: the samples of this minute so far;
+   * hour tier: the minutes of this hour finished so far), so the newest point of an answer is as
+   * fresh as the tier can be.
+   */
   read(
     tier: Tier,
     wants: (series: SeriesInfo) => boolean,
     fromSec: number,
     toSec: number,
   ): Map<string, TierSeries> {
-    return tier.read(wants, fromSec, toSec);
+    const result = tier.read(wants, fromSec, toSec);
+    const isMinute = tier === this.minute;
+    const stepStart = isMinute ? this.currentMinute : this.currentHour;
+    if (stepStart < 0 || stepStart <= tier.newestStepSec || stepStart > toSec) return result;
+    const aggregate = isMinute ? this.minuteAggregate : this.hourAggregate;
+    aggregate.peek((slot, mean, _max, last) => {
+      const series = this.slots[slot]!;
+      if (!wants(series)) return;
+      const piece = {
+        startSec: stepStart,
+        stepSec: tier.options.stepSec,
+        steps: Int32Array.of(0),
+        values: Float64Array.of(series.kind === 'gauge' ? mean : last),
+      };
+      const existing = result.get(series.key);
+      if (existing === undefined) result.set(series.key, { series, pieces: [piece] });
+      else existing.pieces.push(piece);
+    });
+    return result;
   }
 
   /** Bytes of all history files. */

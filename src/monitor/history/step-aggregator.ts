@@ -35,6 +35,14 @@ export class StepAggregator {
     return this.touchedCount;
   }
 
+  /** Calls `visit(slot, mean, max, last)` for every slot with samples so far, keeping them. */
+  peek(visit: (slot: number, mean: number, max: number, last: number) => void): void {
+    for (let i = 0; i < this.touchedCount; i++) {
+      const slot = this.touched[i]!;
+      visit(slot, this.sum[slot]! / this.count[slot]!, this.max[slot]!, this.last[slot]!);
+    }
+  }
+
   /** Calls `visit(slot, mean, max, last)` for every slot with samples, then starts a new step. */
   drain(visit: (slot: number, mean: number, max: number, last: number) => void): void {
     for (let i = 0; i < this.touchedCount; i++) {
