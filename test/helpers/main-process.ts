@@ -13,11 +13,12 @@ export interface MainExit {
 }
 
 /**
- * Runs `src/main.ts` as its own process, the way `npm start` does (minus the build), with only
- * PATH and the given env. `listening` resolves with the base URL from the start-up log line.
+ * Runs `src/main.ts` (or another entry script, e.g. `fast-clock-main.ts`) as its own process, the
+ * way `npm start` does (minus the build), with only PATH and the given env. `listening` resolves
+ * with the base URL from the start-up log line.
  */
-export function startMain(env: Record<string, string>, cwd: string) {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
+export function startMain(env: Record<string, string>, cwd: string, entry: string = MAIN) {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, entry], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
