@@ -15,6 +15,7 @@ import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monit
 import { createIngest, type Ingest } from './ingest/index.js';
 import { createStorage } from './storage/index.js';
 import { createSessions } from './session/index.js';
+import { registerSkillsRoutes, SkillsService } from './skills/index.js';
 import {
   createFfmpegCollector,
   createRestreamCollector,
@@ -94,6 +95,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await auth.register(server, lane);
   lifecycle.onShutdown(() => auth.close());
 
+  // --- skills: what the configured ffmpeg can do, learned once now and on each reload ---
+  const skills = new SkillsService({
+    binary: config.ffmpeg.binary,
+    spawn: deps.spawn ?? spawn,
+    logger: deps.logger,
+  });
+  void skills.reload();
+
   // --- sessions ---
   const sessions = await createSessions(server, config, {
     logger: deps.logger,
@@ -151,6 +160,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await storage.registerApi(v3);
       sessions.registerApi(v3);
       ingest.registerApi(v3);
+      registerSkillsRoutes(v3, skills);
     },
     { prefix: '/api/v3' },
   );

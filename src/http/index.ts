@@ -10,3 +10,4 @@ export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding
 export { AddressList } from './address-list.js';
 export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';
 export { limitInflatedBody } from './inflate-limit.js';
+export { ErrorSchema, GUARDED_ERRORS } from './error-schema.js';
