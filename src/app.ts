@@ -5,9 +5,10 @@ import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
-import { resolveBindAddress, type Config } from './config/index.js';
+import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { createHttpServer, type ApiDescription, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
+import { LogBuffer, registerLogRoutes } from './log/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
@@ -43,6 +44,11 @@ export interface AppDeps {
   dashboardDir?: string;
   /** Sees every answer before compression (the tests check answers against the API description). */
   inspectAnswer?: onSendHookHandler;
+  /**
+   * The recent lines `logger` wrote (see `createServerLogger`), which `GET /api/v3/log` answers.
+   * Without one the route answers an empty list: the logger feeds no buffer then.
+   */
+  logBuffer?: LogBuffer;
 }
 
 export interface App {
@@ -161,6 +167,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       sessions.registerApi(v3);
       ingest.registerApi(v3);
       registerSkillsRoutes(v3, skills);
+      registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => configSecrets(config));
     },
     { prefix: '/api/v3' },
   );

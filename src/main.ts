@@ -1,10 +1,14 @@
-import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/index.js';
+import { createServerLogger, LogBuffer } from './log/index.js';
+
+/** How many recent log lines `GET /api/v3/log` can show (the reference's `log.max_lines` default). */
+const LOG_BUFFER_LINES = 1000;
 
 /** Loads config, builds the app, listens, and handles signals. Nothing else (STYLE §3). */
 async function main(): Promise<void> {
-  const logger = pino({ level: process.env.CORE_LOG_LEVEL ?? 'info' });
+  const logBuffer = new LogBuffer(LOG_BUFFER_LINES);
+  const logger = createServerLogger(process.env.CORE_LOG_LEVEL ?? 'info', logBuffer);
   let loaded;
   try {
     loaded = await loadConfig();
@@ -23,7 +27,7 @@ async function main(): Promise<void> {
 
   if (loaded.firstStartLogin !== undefined) printFirstStartLogin(loaded.firstStartLogin, loaded.file);
 
-  const app = await buildApp(loaded.config, { logger });
+  const app = await buildApp(loaded.config, { logger, logBuffer });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

@@ -4,3 +4,4 @@ export { KEYS, type ConfigKey } from './keys.js';
 export { loadConfig, ConfigError, type LoadedConfig } from './load.js';
 export { parseListenAddress, isCidr } from './validate.js';
 export { resolveBindAddress, type BindAddress } from './bind-address.js';
+export { configSecrets } from './secrets.js';

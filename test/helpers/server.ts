@@ -5,6 +5,7 @@ import { pino, type Logger } from 'pino';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { AnswerCheck } from './answer-check.js';
+import type { LogBuffer } from '../../src/log/index.js';
 
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
@@ -33,6 +34,8 @@ export interface StartOptions {
   logger?: Logger;
   /** The built dashboard's directory (default: the server's, `dist/web/dashboard`). */
   dashboardDir?: string;
+  /** The buffer `logger` feeds (see `createServerLogger`), answered by `GET /api/v3/log`. */
+  logBuffer?: LogBuffer;
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -63,6 +66,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     procRoot: options.procRoot,
     cgroupRoot: options.cgroupRoot,
     dashboardDir: options.dashboardDir,
+    logBuffer: options.logBuffer,
   });
   const url = await app.listen();
   return {

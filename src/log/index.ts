@@ -1,0 +1,3 @@
+export { LogBuffer } from './log-buffer.js';
+export { createServerLogger } from './server-logger.js';
+export { registerLogRoutes } from './routes.js';
