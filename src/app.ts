@@ -9,6 +9,7 @@ import { configSecrets, resolveBindAddress, type Config } from './config/index.j
 import { createHttpServer, type ApiDescription, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
+import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
@@ -163,6 +164,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       // Guarded by the root hook auth.register installed, like every request under /api/v3.
       await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024, lane);
       registerProcessRoutes(v3, processes);
+      registerMetadataRoutes(v3, new SystemMetadata(processes.systemMetadata));
       await storage.registerApi(v3);
       sessions.registerApi(v3);
       ingest.registerApi(v3);

@@ -289,6 +289,20 @@ export class ProcessService {
     });
   }
 
+  /** The server-wide metadata, stored in db.json beside the processes (`/api/v3/metadata`). */
+  get systemMetadata(): {
+    read(): Record<string, unknown>;
+    replace(next: Record<string, unknown>): Promise<void>;
+  } {
+    return {
+      read: () => this.db.systemMetadata(),
+      replace: async (next) => {
+        this.ensureOpen();
+        await this.db.replaceSystemMetadata(next);
+      },
+    };
+  }
+
   /** The command line a process runs (or would run next), credentials masked. */
   commandLine(entry: ProcessEntry): string[] {
     if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;

@@ -75,6 +75,23 @@ export class ProcessStore {
     return this.writer.save();
   }
 
+  /** The server-wide metadata (`metadata.system` of the file). */
+  systemMetadata(): Record<string, unknown> {
+    return this.system;
+  }
+
+  /** Replaces the server-wide metadata once it is on disk; a failed write leaves it as it was. */
+  async replaceSystemMetadata(next: Record<string, unknown>): Promise<void> {
+    const previous = this.system;
+    this.system = next;
+    try {
+      await this.save();
+    } catch (error) {
+      this.system = previous;
+      throw error;
+    }
+  }
+
   /**
    * A process with this id now exists (created, or renamed to it): the kept entry of that id is
    * replaced for good, metadata included, rather than coming back when the new process is deleted.

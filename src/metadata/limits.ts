@@ -1,0 +1,56 @@
+/** Bounds on the server-wide metadata (docs/compatibility.md "Metadata"). */
+export const METADATA_LIMITS = {
+  /** Longest key, in characters. */
+  maxKeyChars: 256,
+  /** Deepest nesting of arrays and objects in one value (a scalar is depth 0). */
+  maxDepth: 32,
+  /** All keys and values together, as JSON, in bytes. */
+  maxTotalBytes: 1024 * 1024,
+  /** How many keys. */
+  maxKeys: 1000,
+} as const;
+
+/** Problems of a key, one line each (empty: fine). */
+export function checkKey(key: string): string[] {
+  if (key === '') return ['key: must not be empty'];
+  if (key.length > METADATA_LIMITS.maxKeyChars) {
+    return [`key: ${key.length} characters, at most ${METADATA_LIMITS.maxKeyChars} allowed`];
+  }
+  return [];
+}
+
+/** The nesting depth of a JSON value, stopping once it is past `limit` (no deep recursion). */
+export function depthOf(value: unknown, limit: number = METADATA_LIMITS.maxDepth): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    const inner = depth + 1;
+    deepest = Math.max(deepest, inner);
+    if (inner > limit) return inner;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, inner]);
+  }
+  return deepest;
+}
+
+/** Problems of setting `key` to `value` in `current` (the whole store), one line each. */
+export function checkSet(current: Record<string, unknown>, key: string, value: unknown): string[] {
+  const problems = checkKey(key);
+  if (value === null) return problems;
+  const depth = depthOf(value);
+  if (depth > METADATA_LIMITS.maxDepth) {
+    problems.push(`value: nested deeper than ${METADATA_LIMITS.maxDepth} levels`);
+    return problems;
+  }
+  if (!Object.hasOwn(current, key) && Object.keys(current).length >= METADATA_LIMITS.maxKeys) {
+    problems.push(`key: at most ${METADATA_LIMITS.maxKeys} keys allowed`);
+  }
+  const total = Buffer.byteLength(JSON.stringify({ ...current, [key]: value }));
+  if (total > METADATA_LIMITS.maxTotalBytes) {
+    problems.push(
+      `value: the metadata would take ${total} bytes as JSON, at most ${METADATA_LIMITS.maxTotalBytes} allowed`,
+    );
+  }
+  return problems;
+}
