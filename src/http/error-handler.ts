@@ -56,6 +56,13 @@ export function registerErrorHandler(server: FastifyInstance, logger: Logger): v
  * be compressed all the same (SPEC §1.1). On other routes the plugin sees the encoding and skips.
  */
 export function sendEnvelope(reply: FastifyReply, envelope: ErrorEnvelope): FastifyReply {
+  // A HEAD answer has no body, so it must not claim a JSON one: clients that parse JSON by the
+  // content type (the Restreamer UI's `response.json()`) would throw on the empty body. The
+  // reference answers a HEAD error with the status alone, too.
+  if (reply.request.method === 'HEAD') {
+    reply.removeHeader('content-type');
+    return reply.code(envelope.code).send();
+  }
   const body = JSON.stringify(envelope);
   void reply.code(envelope.code).type('application/json; charset=utf-8');
   if (!gzipWanted(reply, Buffer.byteLength(body))) return reply.send(body);

@@ -96,7 +96,8 @@ function comparatorFor(sort: string): (a: FileInfo, b: FileInfo) => number {
 function single(query: Record<string, string | string[] | undefined>, key: string): string | undefined {
   const value = query[key];
   if (Array.isArray(value)) throw new ApiError('BAD_REQUEST', `${key}: must be given once`);
-  return value;
+  // An empty value means the default: core-client-go sends `?glob=&sort=&order=` when unset.
+  return value === '' ? undefined : value;
 }
 
 function filePathOf(request: FastifyRequest, base: string): string {
