@@ -10,6 +10,7 @@ import { createHttpServer, type ApiDescription, type DirectLane } from './http/i
 import { Lifecycle } from './lifecycle.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
+import { registerProbeRoutes } from './probe/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
@@ -165,6 +166,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024, lane);
       registerProcessRoutes(v3, processes);
       registerMetadataRoutes(v3, new SystemMetadata(processes.systemMetadata));
+      registerProbeRoutes(v3, processes.probeSource, {
+        binary: config.ffmpeg.binary,
+        spawn: deps.spawn ?? spawn,
+      });
       await storage.registerApi(v3);
       sessions.registerApi(v3);
       ingest.registerApi(v3);

@@ -103,6 +103,36 @@ export class EntryFactory {
   /** The command line of the next run; throws when an input reference resolves to nothing. */
   prepare(config: ProcessConfig, vstatsPath?: string): PreparedRun {
     const placeholders = this.deps.placeholders();
+    const resolved = this.resolveInputs(config);
+    const disk = this.deps.diskRoot;
+    // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
+    resolved.input = resolved.input.map((input, index) =>
+      withInputHeader(input, index, resolved.id, placeholders.memfs),
+    );
+    return {
+      args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), disk),
+      labels: {
+        inputs: resolved.input.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
+        outputs: resolved.output.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
+      },
+    };
+  }
+
+  /**
+   * What a probe runs: the global options, then each input's options, `-i` and address, all
+   * placeholders and input references resolved (no outputs). Throws like `prepare`.
+   */
+  probeArgs(config: ProcessConfig): string[] {
+    const resolved = this.resolveInputs(config);
+    return [
+      ...resolved.options,
+      ...resolved.input.flatMap((input) => [...input.options, '-i', input.address]),
+    ];
+  }
+
+  /** The config with placeholders resolved and inputs that refer to another process's output made addresses. */
+  private resolveInputs(config: ProcessConfig): ProcessConfig {
+    const placeholders = this.deps.placeholders();
     const resolved = resolveConfig(config, placeholders);
     const disk = this.deps.diskRoot;
     resolved.input = resolved.input.map((input) => {
@@ -118,17 +148,7 @@ export class EntryFactory {
       if (output === undefined) throw new Error(`input "${input.id}": ${input.address} refers to nothing`);
       return { ...input, address: absoluteOutputAddress(output.address, disk) };
     });
-    // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
-    resolved.input = resolved.input.map((input, index) =>
-      withInputHeader(input, index, resolved.id, placeholders.memfs),
-    );
-    return {
-      args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), disk),
-      labels: {
-        inputs: resolved.input.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
-        outputs: resolved.output.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
-      },
-    };
+    return resolved;
   }
 
   /** Removes the FIFO directory (after every supervisor is disposed). */

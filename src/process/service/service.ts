@@ -303,6 +303,21 @@ export class ProcessService {
     };
   }
 
+  /** The probe of a process (`/api/v3/process/:id/probe`): its inputs, and the credential mask. */
+  get probeSource(): { probeArgs(id: string): string[]; mask(text: string): string } {
+    return {
+      probeArgs: (id) => {
+        const entry = this.entry(id);
+        try {
+          return this.factory.probeArgs(entry.config);
+        } catch (error) {
+          throw new ApiError('BAD_REQUEST', (error as Error).message, { message: 'Invalid input' });
+        }
+      },
+      mask: this.mask,
+    };
+  }
+
   /** The command line a process runs (or would run next), credentials masked. */
   commandLine(entry: ProcessEntry): string[] {
     if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;
