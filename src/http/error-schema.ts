@@ -8,4 +8,4 @@ export const ErrorSchema = Type.Object({
 });
 
 /** The error answers every guarded /api/v3 route can give. */
-export const GUARDED_ERRORS = { 401: ErrorSchema, 403: ErrorSchema, 429: ErrorSchema };
+export const GUARDED_ERRORS = { 401: ErrorSchema, 403: ErrorSchema, 429: ErrorSchema, 500: ErrorSchema };

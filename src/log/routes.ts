@@ -14,6 +14,9 @@ const Query = Type.Object({ format: Type.Optional(Type.String()) });
  */
 export function registerLogRoutes(v3: FastifyInstance, buffer: LogBuffer, secrets: () => string[]): void {
   const schema = {
+    summary: 'The recent lines of the server log (console form, or ?format=raw), secrets masked',
+    tags: ['system'],
+    security: [{ bearerAuth: [] }],
     querystring: Query,
     response: {
       200: Type.Union([Type.Array(Type.String()), Type.Array(Type.Record(Type.String(), Type.Unknown()))]),

@@ -12,18 +12,38 @@ const AnyJson = Type.Unknown();
  * `PUT /api/v3/metadata/:key` (body: any JSON value; `null` deletes; answers the value stored).
  */
 export function registerMetadataRoutes(v3: FastifyInstance, metadata: SystemMetadata): void {
-  v3.get('/metadata', { schema: { response: { 200: AnyJson, ...GUARDED_ERRORS } } }, (_request, reply) =>
-    sendJson(reply, metadata.all()),
+  v3.get(
+    '/metadata',
+    {
+      schema: {
+        summary: 'All server-wide metadata',
+        tags: ['metadata'],
+        security: [{ bearerAuth: [] }],
+        response: { 200: AnyJson, ...GUARDED_ERRORS },
+      },
+    },
+    (_request, reply) => sendJson(reply, metadata.all()),
   );
   v3.get<{ Params: { key: string } }>(
     '/metadata/:key',
-    { schema: { params: KeyParams, response: { 200: AnyJson, 404: ErrorSchema, ...GUARDED_ERRORS } } },
+    {
+      schema: {
+        summary: 'One server-wide metadata value',
+        tags: ['metadata'],
+        security: [{ bearerAuth: [] }],
+        params: KeyParams,
+        response: { 200: AnyJson, 404: ErrorSchema, ...GUARDED_ERRORS },
+      },
+    },
     (request, reply) => sendJson(reply, metadata.get(request.params.key)),
   );
   v3.put<{ Params: { key: string } }>(
     '/metadata/:key',
     {
       schema: {
+        summary: 'Store one server-wide metadata value (null deletes it)',
+        tags: ['metadata'],
+        security: [{ bearerAuth: [] }],
         params: KeyParams,
         body: AnyJson,
         response: { 200: AnyJson, 400: ErrorSchema, 413: ErrorSchema, 415: ErrorSchema, ...GUARDED_ERRORS },

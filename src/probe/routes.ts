@@ -57,6 +57,9 @@ export function registerProbeRoutes(v3: FastifyInstance, source: ProbeSource, op
     '/process/:id/probe',
     {
       schema: {
+        summary: "Probe a process's inputs with ffmpeg: their streams and the log",
+        tags: ['process'],
+        security: [{ bearerAuth: [] }],
         params: Type.Object({ id: Type.String() }),
         response: { 200: ProbeSchema, 404: ErrorSchema, 503: ErrorSchema, ...GUARDED_ERRORS },
       },

@@ -39,6 +39,21 @@ export const SkillsSchema = Type.Object({
 /** `GET /api/v3/skills` and `GET /api/v3/skills/reload` (runs the binary again, then answers). */
 export function registerSkillsRoutes(v3: FastifyInstance, skills: SkillsService): void {
   const schema = { response: { 200: SkillsSchema, ...GUARDED_ERRORS } };
-  v3.get('/skills', { schema }, () => skills.settled());
-  v3.get('/skills/reload', { schema }, () => skills.reload());
+  const described = { tags: ['system'], security: [{ bearerAuth: [] }] };
+  v3.get(
+    '/skills',
+    {
+      schema: {
+        ...schema,
+        ...described,
+        summary: 'What the configured ffmpeg can do, found at start and on reload',
+      },
+    },
+    () => skills.settled(),
+  );
+  v3.get(
+    '/skills/reload',
+    { schema: { ...schema, ...described, summary: 'Ask the configured ffmpeg again what it can do' } },
+    () => skills.reload(),
+  );
 }
