@@ -51,6 +51,8 @@ export interface AppDeps {
    * Without one the route answers an empty list: the logger feeds no buffer then.
    */
   logBuffer?: LogBuffer;
+  /** The config file the server was loaded from: encoders must never read it (its secrets). */
+  configFile?: string;
 }
 
 export interface App {
@@ -151,6 +153,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     filesystems: storage.filesystems,
     templates: ingest.placeholders,
     secrets: [config.rtmp.token],
+    configFile: deps.configFile,
   });
   collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
   storage.mountHooks.push(processes.inputReadMeter);

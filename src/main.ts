@@ -27,7 +27,7 @@ async function main(): Promise<void> {
 
   if (loaded.firstStartLogin !== undefined) printFirstStartLogin(loaded.firstStartLogin, loaded.file);
 
-  const app = await buildApp(loaded.config, { logger, logBuffer });
+  const app = await buildApp(loaded.config, { logger, logBuffer, configFile: loaded.file });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

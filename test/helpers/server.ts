@@ -67,6 +67,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     cgroupRoot: options.cgroupRoot,
     dashboardDir: options.dashboardDir,
     logBuffer: options.logBuffer,
+    configFile,
   });
   const url = await app.listen();
   return {

@@ -141,14 +141,14 @@ describe('process API', () => {
     await rejects({ ...valid, output: [{ id: 'out', address: '' }] }, 'output[0].address: must not be empty');
     await rejects(
       { ...valid, output: [{ address: '/tmp/escape.ts' }] },
-      /output\[0\]\.address: .*outside the disk/,
+      /output\[0\]\.address "\/tmp\/escape\.ts": .*outside the disk/,
     );
     await rejects({ ...valid, output: [{ address: '../escape.ts' }] }, /outside the disk/);
     await rejects({ ...valid, output: [{ address: '{diskfs}/../escape.ts' }] }, /outside the disk/);
     await rejects({ ...valid, output: [{ address: 'file:///etc/escape.ts' }] }, /outside the disk/);
     await rejects(
       { ...valid, output: [{ address: '[f=mpegts]a.ts|[f=null]/tmp/b.ts' }] },
-      /\/tmp\/b\.ts is outside/,
+      /output\[0\]\.address: "\/tmp\/b\.ts" writes \/tmp\/b\.ts, outside the disk directory/,
     );
     await rejects({ ...valid, input: [{ address: '#nobody:output=out' }] }, 'unknown process "nobody"');
     await ok(server, 'POST', '/process', lavfiProcess('source'));

@@ -77,7 +77,7 @@ describe('supervision with the real ffmpeg', () => {
       'POST',
       '/process',
       lavfiProcess('missing', {
-        input: [{ id: 'in', address: join(server.dir, 'does-not-exist.mp4') }],
+        input: [{ id: 'in', address: '{diskfs}/does-not-exist.mp4' }],
         reconnect: true,
         reconnect_delay_seconds: 2,
         autostart: true,
@@ -123,7 +123,7 @@ describe('supervision with the real ffmpeg', () => {
       'POST',
       '/process',
       lavfiProcess('crashloop', {
-        input: [{ id: 'in', address: join(server.dir, 'nothing-here.mp4') }],
+        input: [{ id: 'in', address: '{diskfs}/nothing-here.mp4' }],
         reconnect: true,
         reconnect_delay_seconds: 0,
         autostart: true,
@@ -302,7 +302,16 @@ describe('isolation: one child flooding its output', () => {
   after(() => server.close());
 
   it('does not slow down the others or the server, and its lines are cut', async () => {
-    await ok(server, 'POST', '/process', lavfiProcess('flood', { options: ['flood'], autostart: true }));
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('flood', {
+        // The word the stand-in binary looks for; a text option, as a bare token would be an output.
+        options: ['-metadata', 'title=flood'],
+        autostart: true,
+      }),
+    );
     await ok(server, 'POST', '/process', lavfiProcess('calm', { autostart: true }));
     await waitForState(server, 'calm', 'running', 15_000, 1);
     await sleep(4000);

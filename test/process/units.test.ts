@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { outputFiles, isInside, parseOutputReference } from '../../src/process/config/address.js';
+import { parseOutputReference } from '../../src/process/config/address.js';
+import { compileAccessRules, isInside } from '../../src/process/access/index.js';
+import { processAccessProblems } from '../../src/process/service/encoder-access.js';
 import { applyCleanup, compileRule, purgeFiles } from '../../src/process/service/cleanup.js';
 import { buildCommand } from '../../src/process/config/command.js';
 import { createCredentialMask, memfsSecrets } from '../../src/process/supervise/credential-mask.js';
@@ -85,7 +87,17 @@ describe('process config', () => {
   it('validates semantics after resolving placeholders', () => {
     const context = {
       placeholders: { diskfs: '/srv/data', memfs: 'http://u:p@127.0.0.1:1/memfs' },
-      diskRoots: ['/srv/data'],
+      access: (resolved: ProcessConfig, written: ProcessConfig) =>
+        processAccessProblems(resolved, written, {
+          diskRoots: ['/srv/data'],
+          protectedDirs: ['/srv/db'],
+          own: { port: 1, memfsPath: '/memfs', localAddresses: [] },
+          rules: compileAccessRules({
+            input: { allow: [], block: [], paths: [] },
+            output: { allow: [], block: [], paths: [] },
+            devices: [],
+          }),
+        }),
       lookup: (id: string) => (id === 'src' ? config({ ...MINIMAL, id: 'src' }) : undefined),
     };
     assert.deepEqual(
@@ -108,7 +120,15 @@ describe('process config', () => {
         config({ ...MINIMAL, id: '../..', output: [{ address: '{diskfs}/{processid}/x' }] }),
         context,
       ).join(),
-      /outside the disk storage directory/,
+      /output\[0\]\.address "\{diskfs\}\/\{processid\}\/x": ".*" writes \/x, outside the disk directory/,
+    );
+    // The server's own API is not an input; another process's output is checked as that output.
+    assert.match(
+      validateProcessConfig(
+        config({ ...MINIMAL, input: [{ address: 'http://127.0.0.1:1/api' }] }),
+        context,
+      ).join(),
+      /input\[0\]\.address "http:\/\/127\.0\.0\.1:1\/api": .* reaches this server's own port 1/,
     );
     assert.match(
       validateProcessConfig(config({ ...MINIMAL, input: [{ address: '#p:output=out' }] }), context).join(),
@@ -180,17 +200,7 @@ describe('process config', () => {
     ]);
   });
 
-  it('finds the local files of output addresses', () => {
-    assert.deepEqual(outputFiles('-', '/d'), []);
-    assert.deepEqual(outputFiles('rtmp://h/a', '/d'), []);
-    assert.deepEqual(outputFiles('pipe:1', '/d'), []);
-    assert.deepEqual(outputFiles('x/y.ts', '/d'), ['/d/x/y.ts']);
-    assert.deepEqual(outputFiles('file:///e/f.ts', '/d'), ['/e/f.ts']);
-    assert.deepEqual(outputFiles('file:g.ts', '/d'), ['/d/g.ts']);
-    assert.deepEqual(outputFiles('[f=mpegts]a.ts|[f=flv]rtmp://h/x|/tmp/b.ts', '/d'), [
-      '/d/a.ts',
-      '/tmp/b.ts',
-    ]);
+  it('reads output references and tells paths inside a directory', () => {
     assert.ok(isInside('/d/a', '/d') && isInside('/d', '/d/') && !isInside('/dd/a', '/d'));
     assert.deepEqual(parseOutputReference('#a:b:output=c'), { processId: 'a:b', outputId: 'c' });
     assert.equal(parseOutputReference('a.mp4'), undefined);

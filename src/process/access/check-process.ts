@@ -5,7 +5,11 @@ import { checkOptionList, checkOptions, checkValue } from './option-check.js';
 /** The parts of a process config the policy reads (placeholders already resolved). */
 export interface EncoderCommand {
   options: readonly string[];
-  input: readonly { address: string; options: readonly string[] }[];
+  /**
+   * `reference`: the address names another process's output (`#id:output=out`), which was checked
+   * as that process's output; only the options are checked here.
+   */
+  input: readonly { address: string; options: readonly string[]; reference?: boolean }[];
   output: readonly { address: string; options: readonly string[] }[];
 }
 
@@ -36,6 +40,7 @@ export function checkEncoderAccess(
   checkOptions(resolved.options, 'options', findings, checks);
   resolved.input.forEach((input, index) => {
     const format = checkOptions(input.options, `input[${index}].options`, findings, checks);
+    if (input.reference === true) return;
     const where = `input[${index}].address`;
     checkAddress(
       input.address,

@@ -1,11 +1,14 @@
-import { isInside, outputFiles, parseOutputReference } from './address.js';
+import { parseOutputReference } from './address.js';
 import { resolveConfig, type PlaceholderValues } from './placeholders.js';
 import type { ProcessConfig, ProcessIO } from './process-config.js';
 
 export interface ValidationContext {
   placeholders: PlaceholderValues;
-  /** Directories file outputs must stay inside (the configured disk dir and its real path). */
-  diskRoots: string[];
+  /**
+   * The encoder access policy (issue 10 item 2): what the encoder of `resolved` may not read,
+   * write or reach, as `<field path>: <reason>`. `written` is the config as given.
+   */
+  access(resolved: ProcessConfig, written: ProcessConfig): string[];
   /** Another process's config by id, for input references; `undefined` when unknown. */
   lookup(id: string): ProcessConfig | undefined;
 }
@@ -13,8 +16,8 @@ export interface ValidationContext {
 const CLEANUP_PREFIX = /^(mem|memfs|disk|diskfs):/;
 
 /**
- * The semantic checks of SPEC §7.1, each problem as `<field path>: <reason>`. Addresses are
- * checked after placeholders are resolved, so `{diskfs}/../x` is caught like `/x`.
+ * The semantic checks of SPEC §7.1, each problem as `<field path>: <reason>`. Addresses and
+ * options are checked after placeholders are resolved, so `{diskfs}/../x` is caught like `/x`.
  */
 export function validateProcessConfig(config: ProcessConfig, context: ValidationContext): string[] {
   const problems: string[] = [];
@@ -29,7 +32,12 @@ export function validateProcessConfig(config: ProcessConfig, context: Validation
   checkIds('input', resolved.input, config.input, problems);
   checkIds('output', resolved.output, config.output, problems);
   resolved.input.forEach((input, index) => checkInput(config, input, `input[${index}]`, context, problems));
-  resolved.output.forEach((output, index) => checkOutput(output, `output[${index}]`, context, problems));
+  resolved.output.forEach((output, index) => checkOutput(output, `output[${index}]`, problems));
+  // An empty address is named once above; the policy would refuse it a second time.
+  const empty = (io: ProcessIO): boolean => io.address === '';
+  if (!resolved.input.some(empty) && !resolved.output.some(empty)) {
+    problems.push(...context.access(resolved, config));
+  }
   return problems;
 }
 
@@ -79,17 +87,8 @@ function checkInput(
   }
 }
 
-function checkOutput(output: ProcessIO, path: string, context: ValidationContext, problems: string[]): void {
-  if (output.address === '') {
-    problems.push(`${path}.address: must not be empty`);
-  } else {
-    const root = context.diskRoots[0] ?? context.placeholders.diskfs;
-    for (const file of outputFiles(output.address, root)) {
-      if (!context.diskRoots.some((dir) => isInside(file, dir))) {
-        problems.push(`${path}.address: the file ${file} is outside the disk storage directory ${root}`);
-      }
-    }
-  }
+function checkOutput(output: ProcessIO, path: string, problems: string[]): void {
+  if (output.address === '') problems.push(`${path}.address: must not be empty`);
   output.cleanup.forEach((rule, index) => {
     if (!CLEANUP_PREFIX.test(rule.pattern)) {
       problems.push(

@@ -30,6 +30,7 @@ import {
   zeroStateCounts,
   type StateCounts,
 } from '../supervise/index.js';
+import { EncoderAccess } from './encoder-access.js';
 import { EntryFactory } from './entry-factory.js';
 import { InputReadMeter } from './input-read-meter.js';
 import { KeyedLocks } from './locks.js';
@@ -51,6 +52,8 @@ export interface ProcessServiceDeps {
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
   /** Secrets besides the memfs password that must not show in reports (`rtmp.token`). */
   secrets?: readonly string[];
+  /** The config file, which encoders must never read (it holds the JWT secret and passwords). */
+  configFile?: string;
 }
 
 /** The commands of `PUT /api/v3/process/:id/command`. */
@@ -82,12 +85,18 @@ export class ProcessService {
   private unsubscribe: (() => void) | undefined;
   private readonly factory: EntryFactory;
   private readonly mask: CredentialMask;
+  private readonly access: EncoderAccess;
 
   private constructor(private readonly deps: ProcessServiceDeps) {
     this.mask = createCredentialMask([
       ...memfsSecrets(deps.config.storage.memory.auth),
       ...(deps.secrets ?? []),
     ]);
+    this.access = new EncoderAccess({
+      config: deps.config,
+      diskRoot: deps.filesystems.disk.root,
+      configFile: deps.configFile,
+    });
     this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
       [...this.entries.values()].map((entry) => ({
         config: entry.config,
@@ -120,6 +129,7 @@ export class ProcessService {
   /** After the server listens: learn the memfs URL, probe the encoder, start what was running. */
   async start(baseUrl: string): Promise<void> {
     this.memfsUrl = memfsUrl(baseUrl, this.deps.config);
+    this.access.listening(baseUrl);
     this.encoder = await probeEncoder(this.deps.config.ffmpeg.binary, this.deps.spawn);
     if (this.encoder.version === '') {
       this.deps.logger.warn(
@@ -383,10 +393,9 @@ export class ProcessService {
   }
 
   private validationContext() {
-    const disk = this.deps.filesystems.disk.root;
     return {
       placeholders: this.placeholders(),
-      diskRoots: [disk, this.deps.config.storage.disk.dir],
+      access: (resolved: ProcessConfig, written: ProcessConfig) => this.access.check(resolved, written),
       lookup: (other: string) => this.entries.get(other)?.config,
     };
   }
