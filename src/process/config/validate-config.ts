@@ -1,4 +1,5 @@
 import { parseOutputReference } from './address.js';
+import { processIdProblems } from './process-id.js';
 import { resolveConfig, type PlaceholderValues } from './placeholders.js';
 import type { ProcessConfig, ProcessIO } from './process-config.js';
 
@@ -25,6 +26,7 @@ export function validateProcessConfig(config: ProcessConfig, context: Validation
     problems.push(`type: unsupported process type "${String(config.type)}", supported: ffmpeg`);
   if (config.id === '') problems.push('id: must not be empty');
   if (config.id.includes('/')) problems.push('id: must not contain "/"');
+  problems.push(...processIdProblems(config.id));
   if (config.input.length === 0) problems.push('input: at least one input is required');
   if (config.output.length === 0) problems.push('output: at least one output is required');
   const resolved = resolveConfig(config, context.placeholders);
