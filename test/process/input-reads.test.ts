@@ -72,7 +72,8 @@ describe('bytes that process inputs read from memfs', () => {
           address: '{memfs}/a.m3u8',
           options: [
             ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '5'],
-            ...['-f', 'hls', '-hls_time', '1', '-hls_list_size', '4', '-hls_flags', 'delete_segments'],
+            // Segments stay: the test reads one several seconds after listing it, longer on a busy machine.
+            ...['-f', 'hls', '-hls_time', '1', '-hls_list_size', '4'],
             ...['-method', 'PUT'],
           ],
         },
@@ -174,6 +175,7 @@ describe('bytes that process inputs read from memfs', () => {
         const response = await fetch(`${server.url}/memfs${segment}`, {
           headers: { 'x-streamcore-input': 'hlsb/0' },
         });
+        assert.equal(response.status, 200, `${segment} named as B's input`);
         named += (await response.arrayBuffer()).byteLength;
       }
       await sleep(200);
