@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
+import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
 import { createHttpServer, type ApiDescription, type DirectLane } from './http/index.js';
 import { Lifecycle } from './lifecycle.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
@@ -53,6 +54,11 @@ export interface AppDeps {
   logBuffer?: LogBuffer;
   /** The config file the server was loaded from: encoders must never read it (its secrets). */
   configFile?: string;
+  /**
+   * Where `config` was loaded from (file, its content, env), for `/api/v3/config`. Without it the
+   * config routes are not registered (tools and benchmarks that build a config in memory).
+   */
+  configSource?: ConfigSource & { fileJson: Record<string, unknown>; overrides: string[] };
 }
 
 export interface App {
@@ -96,10 +102,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   collectors.push(storage.collector);
 
   // --- auth: login routes and identity ---
+  let configStore: ConfigStore | undefined;
   const auth = await createAuth(config, {
     logger: deps.logger,
     now: deps.now ?? Date.now,
     fetch: deps.fetch ?? fetch,
+    loadedAtMs: () => configStore?.loadedAt ?? startedAtMs,
   });
   // Also guards every route under /api/v3 registered after this line, in whatever scope.
   await auth.register(server, lane);
@@ -162,6 +170,29 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
   lifecycle.onShutdown(() => processes.shutdown());
 
+  // --- config: /api/v3/config in the v16 layout; a reload applies what it can while running ---
+  // Every secret the server has held stays masked in its log, lines from before a reload too.
+  const heldSecrets = new Set(configSecrets(config));
+  if (deps.configSource !== undefined) {
+    const { fileJson, overrides, ...source } = deps.configSource;
+    configStore = await ConfigStore.create({
+      source,
+      fileJson,
+      running: config,
+      overrides,
+      now,
+      apply: (next) => {
+        const nextStart = applyLive(next, {
+          running: config,
+          applyCredentials: (settings) => auth.applyCredentials(settings),
+          logger: deps.logger,
+        });
+        for (const secret of configSecrets(config)) heldSecrets.add(secret);
+        return nextStart;
+      },
+    });
+  }
+
   await server.register(
     async (v3) => {
       // --- /api/v3 routes ---
@@ -177,7 +208,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       sessions.registerApi(v3);
       ingest.registerApi(v3);
       registerSkillsRoutes(v3, skills);
-      registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => configSecrets(config));
+      registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => [...heldSecrets]);
+      if (configStore !== undefined) registerConfigRoutes(v3, configStore);
     },
     { prefix: '/api/v3' },
   );

@@ -27,7 +27,18 @@ async function main(): Promise<void> {
 
   if (loaded.firstStartLogin !== undefined) printFirstStartLogin(loaded.firstStartLogin, loaded.file);
 
-  const app = await buildApp(loaded.config, { logger, logBuffer, configFile: loaded.file });
+  const app = await buildApp(loaded.config, {
+    logger,
+    logBuffer,
+    configFile: loaded.file,
+    configSource: {
+      file: loaded.file,
+      fileJson: loaded.fileJson,
+      overrides: loaded.overrides,
+      env: process.env,
+      cwd: process.cwd(),
+    },
+  });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

@@ -9,6 +9,8 @@ import type { OwnTokens } from './own-tokens.js';
  */
 export class AccessVerifier {
   private readonly cache: AccessCache;
+  /** Bumped by `forgetAll`, so a verification that began under the old key caches nothing. */
+  private epoch = 0;
 
   constructor(
     private readonly tokens: OwnTokens,
@@ -27,10 +29,17 @@ export class AccessVerifier {
   async verify(header: string | undefined): Promise<boolean> {
     const token = bearerToken(header);
     if (token === undefined || header === undefined) return false;
+    const epoch = this.epoch;
     const verified = await this.tokens.verify(token, 'access');
-    if (verified === undefined) return false;
+    if (verified === undefined || epoch !== this.epoch) return false;
     this.cache.add(header, verified.expiresAtSec * 1000);
     return true;
+  }
+
+  /** Forgets every verified header (the tokens' key changed). */
+  forgetAll(): void {
+    this.epoch += 1;
+    this.cache.clear();
   }
 
   /** `isCachedValid`, else `verify`. */

@@ -8,13 +8,18 @@ const MINIMAL_VERSION = '16.0.0';
 const FULL_VERSION = '16.16.0';
 
 export interface ApiIdentityOptions {
-  /** `name` and `id` of the configuration. */
-  name: string;
+  /** `name` of the configuration in effect (a reload may change it). */
+  name: () => string;
   id: string;
   /** The `auths` list (SPEC §1.2). */
   auths: readonly string[];
-  /** Server start, milliseconds since the epoch. */
+  /** Server start, milliseconds since the epoch (for the uptime). */
   startedAtMs: number;
+  /**
+   * When the configuration in effect was loaded (start or reload), ms: the `created_at` clients
+   * such as the Restreamer UI watch to see that a restart they asked for has happened.
+   */
+  loadedAtMs: () => number;
   /** Wall clock, milliseconds. */
   now: () => number;
   /** This implementation's version (package.json). */
@@ -29,7 +34,6 @@ export interface ApiIdentityOptions {
  */
 export function registerApiIdentity(server: FastifyInstance, options: ApiIdentityOptions): void {
   const minimal = JSON.stringify({ app: APP, auths: options.auths, version: { number: MINIMAL_VERSION } });
-  const createdAt = new Date(options.startedAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const version = {
     number: FULL_VERSION,
     repository_commit: '',
@@ -41,9 +45,9 @@ export function registerApiIdentity(server: FastifyInstance, options: ApiIdentit
   const full = (): object => ({
     app: APP,
     auths: options.auths,
-    name: options.name,
+    name: options.name(),
     id: options.id,
-    created_at: createdAt,
+    created_at: new Date(options.loadedAtMs()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
     uptime_seconds: Math.max(0, Math.floor((options.now() - options.startedAtMs) / 1000)),
     version,
     server: { name: 'streamcore', version: options.serverVersion },

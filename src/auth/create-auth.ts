@@ -19,6 +19,8 @@ export interface AuthDeps {
   now: () => number;
   /** Used to fetch identity-provider key sets. */
   fetch: typeof fetch;
+  /** When the configuration in effect was loaded, ms (`created_at` of `GET /api`); default: now. */
+  loadedAtMs?: () => number;
 }
 
 /** Authentication as the app wires it (SPEC §1.2, §3). */
@@ -35,6 +37,12 @@ export interface Auth {
    * registered. The same check, for tokens verified before, is the lane's admission under `/api/v3`.
    */
   register(server: FastifyInstance, lane: DirectLane): Promise<void>;
+  /**
+   * Puts a reloaded `api.auth` into effect: new username, password and JWT secret are used from
+   * now on and every token issued before is refused. Answers false, changing nothing, when the
+   * change needs the next start (authentication turned on or off).
+   */
+  applyCredentials(settings: Config['api']['auth']): boolean;
   /** Ends pending failure delays, so shutdown does not wait for them. */
   close(): void;
 }
@@ -45,6 +53,7 @@ const V3_PREFIX = '/api/v3';
 export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> {
   const settings = config.api.auth;
   const startedAtMs = deps.now();
+  const loadedAtMs = deps.loadedAtMs ?? (() => startedAtMs);
   const serverVersion = await readServerVersion();
   const failureDelay = new FailureDelay(settings.throttle.delay_ms);
   const close = (): void => failureDelay.endAll();
@@ -56,10 +65,12 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       async register(server) {
         registerApiIdentity(
           server,
-          identityOptions(config, [], startedAtMs, deps.now, serverVersion, undefined),
+          identityOptions(config, [], { startedAtMs, loadedAtMs }, deps.now, serverVersion, undefined),
         );
         return Promise.resolve();
       },
+      // Off stays off whatever the credentials are; turning it on needs the guard of a new start.
+      applyCredentials: (next) => !next.enable,
       close,
     };
   }
@@ -72,6 +83,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
     now: deps.now,
   });
   const verifier = new AccessVerifier(tokens, deps.now);
+  const passwords = new PasswordCheck(settings.username, settings.password);
   const guard = createGuard(verifier);
   const providers =
     settings.auth0.enable && settings.auth0.tenants.length > 0
@@ -88,11 +100,11 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
     async register(server, lane) {
       registerApiIdentity(
         server,
-        identityOptions(config, auths, startedAtMs, deps.now, serverVersion, verifier),
+        identityOptions(config, auths, { startedAtMs, loadedAtMs }, deps.now, serverVersion, verifier),
       );
       await registerLoginRoutes(server, {
         tokens,
-        passwords: new PasswordCheck(settings.username, settings.password),
+        passwords,
         throttle: new LoginThrottle({
           maxFailures: settings.throttle.max_failures,
           windowSec: settings.throttle.window_sec,
@@ -110,6 +122,13 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       // The lane answers only for a token verified before; any other goes through `guard`.
       lane.admit(V3_PREFIX, (request) => verifier.isCachedValid(request.headers.authorization));
     },
+    applyCredentials(next) {
+      if (!next.enable) return false;
+      tokens.rekey(deriveSigningKey(next.jwt.secret, next.username, next.password));
+      verifier.forgetAll();
+      passwords.replace(next.username, next.password);
+      return true;
+    },
     close,
   };
 }
@@ -117,10 +136,11 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
 function identityOptions(
   config: Config,
   auths: string[],
-  startedAtMs: number,
+  times: { startedAtMs: number; loadedAtMs: () => number },
   now: () => number,
   serverVersion: string,
   verifier: AccessVerifier | undefined,
 ): Parameters<typeof registerApiIdentity>[1] {
-  return { name: config.name, id: config.id, auths, startedAtMs, now, serverVersion, verifier };
+  // `config` is the running configuration, which a reload updates in place for `name`.
+  return { name: () => config.name, id: config.id, auths, ...times, now, serverVersion, verifier };
 }

@@ -6,10 +6,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
  * configured values leaks through timing, and both fields are always compared.
  */
 export class PasswordCheck {
-  private readonly username: Buffer;
-  private readonly password: Buffer;
+  private username: Buffer;
+  private password: Buffer;
 
   constructor(username: string, password: string) {
+    this.username = digest(username);
+    this.password = digest(password);
+  }
+
+  /** Checks against new credentials from now on (a configuration reload). */
+  replace(username: string, password: string): void {
     this.username = digest(username);
     this.password = digest(password);
   }

@@ -42,7 +42,19 @@ export interface OwnTokensOptions {
  * `sub`. A claim of an unexpected type makes the token invalid; verification never throws.
  */
 export class OwnTokens {
-  constructor(private readonly options: OwnTokensOptions) {}
+  private readonly options: OwnTokensOptions;
+
+  constructor(options: OwnTokensOptions) {
+    this.options = { ...options };
+  }
+
+  /**
+   * Signs and verifies with a new key from now on (new credentials or secret after a configuration
+   * reload): every token issued before stops being valid.
+   */
+  rekey(key: KeyObject): void {
+    this.options.key = key;
+  }
 
   issuePair(subject: string): TokenPair {
     return { access_token: this.issue(subject, 'access'), refresh_token: this.issue(subject, 'refresh') };

@@ -23,6 +23,7 @@ export const KEYS: readonly ConfigKey[] = [
   key('name', 'CORE_NAME', 'string'),
   key('address', 'CORE_ADDRESS', 'string'),
   key('db.dir', 'CORE_DB_DIR', 'string'),
+  key('host.name', 'CORE_HOST_NAME', 'list'),
   key('api.trusted_proxies', 'CORE_API_TRUSTED_PROXIES', 'list'),
   key('api.max_body_kbytes', 'CORE_API_MAX_BODY_KBYTES', 'int'),
   key('api.timeouts.header_sec', 'CORE_API_TIMEOUTS_HEADER_SEC', 'int'),

@@ -7,12 +7,17 @@ import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
 import { defaultConfig, type Config } from './schema.js';
 import { validateConfig } from './validate.js';
+import { getPath, setPath } from './json-path.js';
 
 export interface LoadedConfig {
   /** The effective configuration: defaults, then the file, then env vars; paths made absolute. */
   config: Config;
   /** The config file's absolute path. */
   file: string;
+  /** The file's content as stored (generated values filled in), without the env applied. */
+  fileJson: Record<string, unknown>;
+  /** The key paths an env var set. */
+  overrides: string[];
   /**
    * Set when this start created the config file with generated API credentials and they are the
    * effective ones: the caller prints them once (SPEC §2.2 "Safe first start").
@@ -48,6 +53,39 @@ export async function loadConfig(
   const generatedMissing = fillGenerated(fileJson) || read.created;
   if (generatedMissing) await writeFileAtomic(file, `${JSON.stringify(fileJson, null, 2)}\n`);
 
+  const resolved = resolveConfig(fileJson, env, cwd);
+  if (resolved.problems.length > 0) throw new ConfigError(resolved.problems);
+  const { config, overrides } = resolved;
+  const auth = config.api.auth;
+  const printLogin =
+    firstLogin !== undefined &&
+    auth.enable &&
+    auth.username === firstLogin.username &&
+    auth.password === firstLogin.password;
+  const loaded = { config, file, fileJson, overrides };
+  return printLogin ? { ...loaded, firstStartLogin: firstLogin } : loaded;
+}
+
+/** What one reading of the file and the env gives: the effective config, or the problems. */
+export interface ResolvedConfig {
+  /** Defaults, then the file, then env vars; paths made absolute against `cwd`. */
+  config: Config;
+  /** The key paths an env var set (they win over the file). */
+  overrides: string[];
+  /** One line per bad key; `config` is not to be used when there is any. */
+  problems: string[];
+}
+
+/**
+ * Resolves a config file's content (already parsed) with the env into the effective config
+ * (SPEC §2.1 steps 2–4). Pure: the loader and `PUT /api/v3/config` check a config the same way.
+ */
+export function resolveConfig(
+  fileJson: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): ResolvedConfig {
+  const problems: string[] = [];
   const config = defaultConfig();
   /** Key path → the env var its value came from, so range problems name it too (SPEC §2.1). */
   const fromEnv = new Map<string, string>();
@@ -69,24 +107,17 @@ export async function loadConfig(
     }
   }
   problems.push(...validateConfig(config).map((problem) => nameEnvSource(problem, fromEnv)));
-  if (problems.length > 0) throw new ConfigError(problems);
-
   config.db.dir = resolve(cwd, config.db.dir);
   config.metrics.history.dir =
     config.metrics.history.dir === ''
       ? resolve(config.db.dir, 'metrics')
       : resolve(cwd, config.metrics.history.dir);
   config.storage.disk.dir = resolve(cwd, config.storage.disk.dir);
-  const auth = config.api.auth;
-  const printLogin =
-    firstLogin !== undefined &&
-    auth.enable &&
-    auth.username === firstLogin.username &&
-    auth.password === firstLogin.password;
-  return printLogin ? { config, file, firstStartLogin: firstLogin } : { config, file };
+  return { config, overrides: [...fromEnv.keys()], problems };
 }
 
-async function readConfigFile(
+/** Reads and parses the config file; a missing file gives the defaults and `created: true`. */
+export async function readConfigFile(
   file: string,
   problems: string[],
 ): Promise<{ json: Record<string, unknown>; created: boolean }> {
@@ -216,24 +247,4 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       return 'problem' in parsed ? parsed : { value: parsed.tenants };
     }
   }
-}
-
-function getPath(object: unknown, path: string): unknown {
-  let current: unknown = object;
-  for (const part of path.split('.')) {
-    if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
-}
-
-function setPath(object: object, path: string, value: unknown): void {
-  const parts = path.split('.');
-  let current = object as Record<string, unknown>;
-  for (const part of parts.slice(0, -1)) {
-    const next = current[part];
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) current[part] = {};
-    current = current[part] as Record<string, unknown>;
-  }
-  current[parts[parts.length - 1] as string] = value;
 }

@@ -22,6 +22,12 @@ export interface Config {
   /** `host:port` or `:port`. */
   address: string;
   db: { dir: string };
+  /**
+   * The public host names of this server (datarhei Core's `host.name`): clients such as the
+   * Restreamer UI build the addresses they show viewers from the first one. Empty: the host the
+   * client reached the server by.
+   */
+  host: { name: string[] };
   api: {
     /** CIDRs whose `X-Forwarded-For` is believed (SPEC §3.2, §9). Empty: the socket address only. */
     trusted_proxies: string[];
@@ -142,6 +148,7 @@ export function defaultConfig(): Config {
     name: '',
     address: ':8080',
     db: { dir: './config' },
+    host: { name: [] },
     api: {
       trusted_proxies: [],
       max_body_kbytes: 64,

@@ -14,6 +14,9 @@ export function validateConfig(config: Config): string[] {
     `address: must be "host:port" or ":port", got "${config.address}"`,
   );
   check(config.db.dir !== '', 'db.dir: must not be empty');
+  for (const name of config.host.name) {
+    check(isHostName(name), `host.name: "${name}" is not a host name or IP address (no scheme, no port)`);
+  }
   check(config.api.max_body_kbytes >= 1, 'api.max_body_kbytes: must be at least 1');
   for (const cidr of config.api.trusted_proxies) {
     check(isCidr(cidr), `api.trusted_proxies: "${cidr}" is not an IP address or CIDR`);
@@ -124,6 +127,13 @@ export function parseListenAddress(address: string): { host: string; port: numbe
   const port = Number(match[3]);
   if (port > 65_535) return undefined;
   return { host: match[1] ?? match[2] ?? '', port };
+}
+
+/** A DNS name (RFC 1123 labels) or an IP address, as clients put it into URLs. */
+export function isHostName(value: string): boolean {
+  if (isIP(value) !== 0) return true;
+  if (value.length === 0 || value.length > 253) return false;
+  return value.split('.').every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label));
 }
 
 /** Accepts `a.b.c.d`, `a.b.c.d/n`, and the IPv6 equivalents. */

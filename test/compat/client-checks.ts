@@ -38,3 +38,23 @@ export function assertItemTypes(items: unknown[], types: Record<string, string>,
     }
   }
 }
+
+/**
+ * The public `host[:port]` the Restreamer UI puts into the addresses it shows viewers
+ * (`_initConfig` in its `src/utils/restreamer.js`): the host it reached the core by, replaced by
+ * the first `host.name` when that host is an IP address or `localhost`; the port it reached the
+ * core on, left out when it is the scheme's default (HTTPS when the page or `tls.enable` says so).
+ */
+export function uiPublicHost(coreAddress: string, config: Record<string, unknown>): string {
+  const address = new URL(coreAddress);
+  const host = config.host as { name: string[] };
+  const tls = config.tls as { enable: boolean };
+  const isIp =
+    address.hostname === 'localhost' ||
+    /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/.test(address.hostname) ||
+    address.hostname.includes(':');
+  const hostname = isIp && host.name.length > 0 ? (host.name[0] as string) : address.hostname;
+  const secure = address.protocol === 'https:' || tls.enable;
+  const port = address.port === '' ? (secure ? '443' : '80') : address.port;
+  return (secure && port !== '443') || (!secure && port !== '80') ? `${hostname}:${port}` : hostname;
+}

@@ -55,7 +55,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   deepMergeInto(fileConfig, options.config ?? {});
   await mkdir(join(dir, 'data'), { recursive: true });
   await writeFile(configFile, JSON.stringify(fileConfig));
-  const { config } = await loadConfig({ ...options.env, CORE_CONFIGFILE: configFile }, dir);
+  const env = { ...options.env, CORE_CONFIGFILE: configFile };
+  const loaded = await loadConfig(env, dir);
+  const { config } = loaded;
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   // Every answer of every test server is checked against the API description (issue 15).
   const answers = new AnswerCheck();
@@ -68,6 +70,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     dashboardDir: options.dashboardDir,
     logBuffer: options.logBuffer,
     configFile,
+    configSource: { file: configFile, fileJson: loaded.fileJson, overrides: loaded.overrides, env, cwd: dir },
   });
   const url = await app.listen();
   return {

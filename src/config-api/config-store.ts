@@ -1,0 +1,176 @@
+import { stat } from 'node:fs/promises';
+import { getPath, readConfigFile, resolveConfig, setPath, type Config } from '../config/index.js';
+import { ApiError } from '../http/index.js';
+import { writeFileAtomic } from '../persistence/atomic-write.js';
+import { V16_FIELDS } from './v16-fields.js';
+import { mergeV16Layout, toV16Layout } from './v16-layout.js';
+
+/** Where the configuration comes from: the file and the env it is resolved with. */
+export interface ConfigSource {
+  /** The config file's absolute path. */
+  file: string;
+  env: NodeJS.ProcessEnv;
+  /** Relative paths in the file are resolved against it. */
+  cwd: string;
+}
+
+/** The answer of `GET /api/v3/config` (the reference's `api.Config`). */
+export interface ConfigAnswer {
+  created_at: string;
+  loaded_at: string;
+  updated_at: string;
+  config: Record<string, unknown>;
+  /** The reference's variable names of the keys an env var sets (a client shows them read-only). */
+  overrides: string[];
+}
+
+/**
+ * Puts a reloaded configuration into effect in the running server; answers the key paths that
+ * could not be applied while running (they take effect at the next start).
+ */
+export type ApplyConfig = (next: Config) => string[];
+
+export interface ConfigStoreOptions {
+  source: ConfigSource;
+  /** The file's content as the loader left it, and the config the server runs with. */
+  fileJson: Record<string, unknown>;
+  running: Config;
+  overrides: readonly string[];
+  apply: ApplyConfig;
+  /** Wall clock, milliseconds. */
+  now: () => number;
+}
+
+/**
+ * The configuration as `/api/v3/config` shows and changes it. `PUT` stores a new file content
+ * (validated whole, written atomically, mode 0600) without touching the running server;
+ * `reload` reads the file and env again and puts them into effect. One change at a time.
+ */
+export class ConfigStore {
+  private fileJson: Record<string, unknown>;
+  /** The file + env as they stand (what a reload would put into effect). */
+  private effective: Config;
+  private overrides: ReadonlySet<string>;
+  private createdAtMs: number;
+  private loadedAtMs: number;
+  private updatedAtMs: number;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly options: ConfigStoreOptions,
+    createdAtMs: number,
+  ) {
+    this.fileJson = options.fileJson;
+    this.effective = options.running;
+    this.overrides = new Set(options.overrides);
+    this.createdAtMs = createdAtMs;
+    this.loadedAtMs = options.now();
+    this.updatedAtMs = this.loadedAtMs;
+  }
+
+  static async create(options: ConfigStoreOptions): Promise<ConfigStore> {
+    const createdAtMs = await fileCreatedAtMs(options.fileJson, options.source.file, options.now);
+    return new ConfigStore(options, createdAtMs);
+  }
+
+  /** When the running configuration was put into effect (start or reload), ms since the epoch. */
+  get loadedAt(): number {
+    return this.loadedAtMs;
+  }
+
+  answer(): ConfigAnswer {
+    const createdAt = iso(this.createdAtMs);
+    return {
+      created_at: createdAt,
+      loaded_at: iso(this.loadedAtMs),
+      updated_at: iso(this.updatedAtMs),
+      config: toV16Layout(this.fileJson, this.effective, this.overrides, createdAt),
+      overrides: V16_FIELDS.filter((field) => this.overrides.has(field.path)).map(
+        (field) => field.variable ?? field.path,
+      ),
+    };
+  }
+
+  /** Validates a v16 layout merged over the stored one and stores it; 400 naming every bad field. */
+  put(body: unknown): Promise<void> {
+    return this.serialize(async () => {
+      const merged = mergeV16Layout(body, this.fileJson);
+      this.keepEnvValuesOutOfFile(merged.fileJson);
+      const { source } = this.options;
+      const resolved = resolveConfig(merged.fileJson, source.env, source.cwd);
+      const problems = [...merged.problems, ...resolved.problems];
+      if (problems.length > 0) throw new ApiError('BAD_REQUEST', problems, { message: 'Invalid config' });
+      const nowMs = this.options.now();
+      const next = { ...merged.fileJson, created_at: iso(nowMs) };
+      await writeFileAtomic(source.file, `${JSON.stringify(next, null, 2)}\n`);
+      this.fileJson = next;
+      this.effective = resolved.config;
+      this.overrides = new Set(resolved.overrides);
+      this.createdAtMs = nowMs;
+      this.updatedAtMs = nowMs;
+    });
+  }
+
+  /**
+   * Reads the file and env again and puts them into effect. A file that no longer validates is
+   * refused (400) and the running configuration stays. Answers the keys left for the next start.
+   */
+  reload(): Promise<string[]> {
+    return this.serialize(async () => {
+      const { source } = this.options;
+      const problems: string[] = [];
+      const read = await readConfigFile(source.file, problems);
+      const resolved = resolveConfig(read.json, source.env, source.cwd);
+      problems.push(...resolved.problems);
+      if (read.created) problems.push(`config file ${source.file}: does not exist`);
+      if (problems.length > 0) throw new ApiError('BAD_REQUEST', problems, { message: 'Invalid config' });
+      const nextStart = this.options.apply(resolved.config);
+      this.fileJson = read.json;
+      this.effective = resolved.config;
+      this.overrides = new Set(resolved.overrides);
+      this.createdAtMs = await fileCreatedAtMs(read.json, source.file, this.options.now);
+      this.loadedAtMs = this.options.now();
+      this.updatedAtMs = Math.min(this.updatedAtMs, this.loadedAtMs);
+      return nextStart;
+    });
+  }
+
+  /**
+   * A client sends back what it was shown, env values included. Where such a value is the env's,
+   * the file keeps its own: an env secret is not written to disk, and the file does not change
+   * meaning when the env var goes away.
+   */
+  private keepEnvValuesOutOfFile(next: Record<string, unknown>): void {
+    for (const path of this.overrides) {
+      if (JSON.stringify(getPath(next, path)) === JSON.stringify(getPath(this.effective, path))) {
+        setPath(next, path, getPath(this.fileJson, path));
+      }
+    }
+  }
+
+  private serialize<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.chain.then(work);
+    this.chain = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/** The file's `created_at` (written by PUT, as the reference does), else its modification time. */
+async function fileCreatedAtMs(
+  fileJson: Record<string, unknown>,
+  file: string,
+  now: () => number,
+): Promise<number> {
+  const written = typeof fileJson.created_at === 'string' ? Date.parse(fileJson.created_at) : NaN;
+  if (Number.isFinite(written)) return written;
+  try {
+    return (await stat(file)).mtimeMs;
+  } catch {
+    return now();
+  }
+}
+
+/** RFC 3339 in UTC, as the reference's times (the UI parses them with its RFC 3339 reader). */
+function iso(ms: number): string {
+  return new Date(Math.floor(ms)).toISOString();
+}

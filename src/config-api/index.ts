@@ -1,0 +1,4 @@
+export { ConfigStore, type ApplyConfig, type ConfigAnswer, type ConfigSource } from './config-store.js';
+export { registerConfigRoutes } from './routes.js';
+export { V16_FIELDS } from './v16-fields.js';
+export { applyLive, LIVE_KEYS } from './live-apply.js';

@@ -1,0 +1,146 @@
+/**
+ * The fields of datarhei Core v16's config layout (version 3, reference tag v16.14.0: `config/data.go`
+ * for the JSON names, `config/config.go` for defaults and variable names). Each field is either
+ * one of streamcore's own keys (same dotted path in both layouts) or a key streamcore does not
+ * implement: those are stored as they were sent and answered unchanged, so a client's round trip
+ * loses nothing (docs/compatibility.md, "Config").
+ */
+
+/** `strings`: array of strings; `tenants`: identity-provider tenants; `objects`: array of objects; `map`: string → string. */
+export type V16Kind = 'bool' | 'int' | 'string' | 'strings' | 'tenants' | 'objects' | 'map';
+
+export interface V16Field {
+  /** Dotted JSON path in the v16 layout. */
+  readonly path: string;
+  readonly kind: V16Kind;
+  /** The reference's variable name where it differs from `path` (what `overrides` lists). */
+  readonly variable?: string;
+  /** Set for keys streamcore does not implement: the value answered until a client stores one. */
+  readonly stored?: unknown;
+  /**
+   * Why a value other than `stored` is refused, for unimplemented keys whose value would promise
+   * something streamcore does not do (a protection, a listener): safe before compatible.
+   */
+  readonly refuse?: string;
+  /** Holds a secret: never named with its value in a message. */
+  readonly secret?: boolean;
+}
+
+const mapped = (path: string, kind: V16Kind, extra: Partial<V16Field> = {}): V16Field => ({
+  path,
+  kind,
+  ...extra,
+});
+const stored = (path: string, kind: V16Kind, value: unknown, extra: Partial<V16Field> = {}): V16Field => ({
+  path,
+  kind,
+  stored: value,
+  ...extra,
+});
+
+const NO_HTTPS = 'streamcore serves HTTP only; terminate TLS in a proxy in front of it';
+const NO_ACCESS_LISTS = 'not enforced by streamcore; restrict access with a firewall or proxy';
+
+export const V16_FIELDS: readonly V16Field[] = [
+  mapped('id', 'string'),
+  mapped('name', 'string'),
+  mapped('address', 'string'),
+  stored('update_check', 'bool', false),
+  stored('log.level', 'string', 'info'),
+  stored('log.topics', 'strings', []),
+  stored('log.max_lines', 'int', 1000),
+  mapped('db.dir', 'string'),
+  mapped('host.name', 'strings'),
+  stored('host.auto', 'bool', false),
+  stored('api.read_only', 'bool', false, { refuse: 'a read-only API is not implemented by streamcore' }),
+  stored('api.access.http.allow', 'strings', [], { refuse: NO_ACCESS_LISTS }),
+  stored('api.access.http.block', 'strings', [], { refuse: NO_ACCESS_LISTS }),
+  stored('api.access.https.allow', 'strings', [], { refuse: NO_ACCESS_LISTS }),
+  stored('api.access.https.block', 'strings', [], { refuse: NO_ACCESS_LISTS }),
+  mapped('api.auth.enable', 'bool'),
+  // Not implemented: localhost needs a token like everyone else, which is the safe side.
+  stored('api.auth.disable_localhost', 'bool', false),
+  mapped('api.auth.username', 'string'),
+  mapped('api.auth.password', 'string', { secret: true }),
+  mapped('api.auth.jwt.secret', 'string', { secret: true }),
+  mapped('api.auth.auth0.enable', 'bool'),
+  mapped('api.auth.auth0.tenants', 'tenants'),
+  stored('tls.address', 'string', ':8181'),
+  stored('tls.enable', 'bool', false, { refuse: NO_HTTPS }),
+  stored('tls.auto', 'bool', false, { refuse: NO_HTTPS }),
+  stored('tls.email', 'string', 'cert@datarhei.com'),
+  mapped('tls.cert_file', 'string'),
+  mapped('tls.key_file', 'string'),
+  stored('storage.mimetypes_file', 'string', './mime.types'),
+  mapped('storage.disk.dir', 'string'),
+  mapped('storage.disk.max_size_mbytes', 'int'),
+  stored('storage.disk.cache.enable', 'bool', false),
+  stored('storage.disk.cache.max_size_mbytes', 'int', 0),
+  stored('storage.disk.cache.ttl_seconds', 'int', 300),
+  stored('storage.disk.cache.max_file_size_mbytes', 'int', 1),
+  stored('storage.disk.cache.types.allow', 'strings', [], { variable: 'storage.disk.cache.type.allow' }),
+  stored('storage.disk.cache.types.block', 'strings', ['.m3u8', '.mpd'], {
+    variable: 'storage.disk.cache.type.block',
+  }),
+  mapped('storage.memory.auth.enable', 'bool'),
+  mapped('storage.memory.auth.username', 'string'),
+  mapped('storage.memory.auth.password', 'string', { secret: true }),
+  mapped('storage.memory.max_size_mbytes', 'int'),
+  mapped('storage.memory.purge', 'bool'),
+  stored('storage.s3', 'objects', [], { refuse: 'S3 storage is not implemented by streamcore' }),
+  mapped('storage.cors.origins', 'strings'),
+  mapped('rtmp.enable', 'bool'),
+  mapped('rtmp.enable_tls', 'bool'),
+  mapped('rtmp.address', 'string'),
+  mapped('rtmp.address_tls', 'string'),
+  mapped('rtmp.app', 'string'),
+  mapped('rtmp.token', 'string', { secret: true }),
+  stored('srt.enable', 'bool', false, { refuse: 'the SRT server is not available in this streamcore' }),
+  stored('srt.address', 'string', ':6000'),
+  stored('srt.passphrase', 'string', '', { secret: true }),
+  stored('srt.token', 'string', '', { secret: true }),
+  stored('srt.log.enable', 'bool', false),
+  stored('srt.log.topics', 'strings', []),
+  mapped('ffmpeg.binary', 'string'),
+  mapped('ffmpeg.max_processes', 'int'),
+  mapped('ffmpeg.access.input.allow', 'strings'),
+  mapped('ffmpeg.access.input.block', 'strings'),
+  mapped('ffmpeg.access.output.allow', 'strings'),
+  mapped('ffmpeg.access.output.block', 'strings'),
+  mapped('ffmpeg.log.max_lines', 'int'),
+  mapped('ffmpeg.log.max_history', 'int'),
+  stored('playout.enable', 'bool', false),
+  stored('playout.min_port', 'int', 0),
+  stored('playout.max_port', 'int', 0),
+  stored('debug.profiling', 'bool', false),
+  stored('debug.force_gc', 'int', 0),
+  stored('debug.memory_limit_mbytes', 'int', 0),
+  mapped('metrics.enable', 'bool'),
+  mapped('metrics.enable_prometheus', 'bool'),
+  mapped('metrics.range_sec', 'int', { variable: 'metrics.range_seconds' }),
+  mapped('metrics.interval_sec', 'int', { variable: 'metrics.interval_seconds' }),
+  mapped('sessions.enable', 'bool'),
+  mapped('sessions.ip_ignorelist', 'strings'),
+  mapped('sessions.session_timeout_sec', 'int'),
+  mapped('sessions.persist', 'bool'),
+  mapped('sessions.persist_interval_sec', 'int'),
+  mapped('sessions.max_bitrate_mbit', 'int'),
+  mapped('sessions.max_sessions', 'int'),
+  stored('service.enable', 'bool', false),
+  stored('service.token', 'string', '', { secret: true }),
+  stored('service.url', 'string', 'https://service.datarhei.com'),
+  stored('router.blocked_prefixes', 'strings', ['/api']),
+  stored('router.routes', 'map', {}),
+  stored('router.ui_path', 'string', ''),
+];
+
+/** The v16 layout's version this server reads and answers. */
+export const V16_VERSION = 3;
+
+/** Every object on the way to a field (`api`, `api.auth`, …): a body must have objects there. */
+export const V16_SECTIONS: ReadonlySet<string> = new Set(
+  V16_FIELDS.flatMap((field) => {
+    const parts = field.path.split('.');
+    return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('.'));
+  }),
+);
