@@ -8,7 +8,7 @@ import type { LogBuffer } from './log-buffer.js';
 export function createServerLogger(
   level: string,
   buffer: LogBuffer,
-  destination: DestinationStream = process.stdout,
+  destination: DestinationStream = outputThatMayClose(process.stdout),
 ): Logger {
   return pino(
     { level },
@@ -17,4 +17,22 @@ export function createServerLogger(
       { stream: buffer, level: level as pino.Level },
     ]),
   );
+}
+
+/**
+ * A destination over an output stream whose reader can go away (a pipe to a supervisor or a
+ * `| tee` that exited). Without a listener, the stream's EPIPE becomes an uncaught exception,
+ * whose log line fails the same way, forever: the server then spins and never stops on SIGTERM.
+ * After the first error the lines go only to the other destinations (the ring buffer).
+ */
+export function outputThatMayClose(stream: NodeJS.WritableStream): DestinationStream {
+  let closed = false;
+  stream.on('error', () => {
+    closed = true;
+  });
+  return {
+    write(line: string): void {
+      if (!closed) stream.write(line);
+    },
+  };
 }
