@@ -85,8 +85,8 @@ describe('process config', () => {
   });
 
   it('validates semantics after resolving placeholders', () => {
+    const placeholders = { diskfs: '/srv/data', memfs: 'http://u:p@127.0.0.1:1/memfs' };
     const context = {
-      placeholders: { diskfs: '/srv/data', memfs: 'http://u:p@127.0.0.1:1/memfs' },
       access: (resolved: ProcessConfig, written: ProcessConfig) =>
         processAccessProblems(resolved, written, {
           diskRoots: ['/srv/data'],
@@ -100,44 +100,26 @@ describe('process config', () => {
         }),
       lookup: (id: string) => (id === 'src' ? config({ ...MINIMAL, id: 'src' }) : undefined),
     };
-    assert.deepEqual(
-      validateProcessConfig(
-        config({ ...MINIMAL, output: [{ address: '{diskfs}/ok/{processid}.ts' }] }),
-        context,
-      ),
-      [],
-    );
-    assert.deepEqual(
-      validateProcessConfig(config({ ...MINIMAL, output: [{ address: '{memfs}/a.m3u8' }] }), context),
-      [],
-    );
-    assert.deepEqual(
-      validateProcessConfig(config({ ...MINIMAL, input: [{ address: '#src:output=out' }] }), context),
-      [],
-    );
+    // As the service does: the config is resolved once and both forms are checked.
+    const check = (candidate: ProcessConfig): string[] =>
+      validateProcessConfig(candidate, resolveConfig(candidate, placeholders), context);
+    assert.deepEqual(check(config({ ...MINIMAL, output: [{ address: '{diskfs}/ok/{processid}.ts' }] })), []);
+    assert.deepEqual(check(config({ ...MINIMAL, output: [{ address: '{memfs}/a.m3u8' }] })), []);
+    assert.deepEqual(check(config({ ...MINIMAL, input: [{ address: '#src:output=out' }] })), []);
     assert.match(
-      validateProcessConfig(
-        config({ ...MINIMAL, id: '../..', output: [{ address: '{diskfs}/{processid}/x' }] }),
-        context,
-      ).join(),
+      check(config({ ...MINIMAL, id: '../..', output: [{ address: '{diskfs}/{processid}/x' }] })).join(),
       /output\[0\]\.address "\{diskfs\}\/\{processid\}\/x": ".*" writes \/x, outside the disk directory/,
     );
     // The server's own API is not an input; another process's output is checked as that output.
     assert.match(
-      validateProcessConfig(
-        config({ ...MINIMAL, input: [{ address: 'http://127.0.0.1:1/api' }] }),
-        context,
-      ).join(),
+      check(config({ ...MINIMAL, input: [{ address: 'http://127.0.0.1:1/api' }] })).join(),
       /input\[0\]\.address "http:\/\/127\.0\.0\.1:1\/api": .* reaches this server's own port 1/,
     );
     assert.match(
-      validateProcessConfig(config({ ...MINIMAL, input: [{ address: '#p:output=out' }] }), context).join(),
+      check(config({ ...MINIMAL, input: [{ address: '#p:output=out' }] })).join(),
       /cannot read its own output/,
     );
-    assert.match(
-      validateProcessConfig(config({ ...MINIMAL, id: 'a/b' }), context).join(),
-      /must not contain/,
-    );
+    assert.match(check(config({ ...MINIMAL, id: 'a/b' })).join(), /must not contain/);
   });
 
   it('resolves placeholders in ids, addresses, options and cleanup patterns; unknown ones stay', () => {

@@ -1,10 +1,8 @@
 import { parseOutputReference } from './address.js';
 import { processIdProblems } from './process-id.js';
-import { resolveConfig, type PlaceholderValues } from './placeholders.js';
 import type { ProcessConfig, ProcessIO } from './process-config.js';
 
 export interface ValidationContext {
-  placeholders: PlaceholderValues;
   /**
    * The encoder access policy (issue 10 item 2): what the encoder of `resolved` may not read,
    * write or reach, as `<field path>: <reason>`. `written` is the config as given.
@@ -18,9 +16,14 @@ const CLEANUP_PREFIX = /^(mem|memfs|disk|diskfs):/;
 
 /**
  * The semantic checks of SPEC §7.1, each problem as `<field path>: <reason>`. Addresses and
- * options are checked after placeholders are resolved, so `{diskfs}/../x` is caught like `/x`.
+ * options are checked on `resolved` (the config with its placeholders resolved, `resolveConfig`),
+ * so `{diskfs}/../x` is caught like `/x`.
  */
-export function validateProcessConfig(config: ProcessConfig, context: ValidationContext): string[] {
+export function validateProcessConfig(
+  config: ProcessConfig,
+  resolved: ProcessConfig,
+  context: ValidationContext,
+): string[] {
   const problems: string[] = [];
   if (config.type !== 'ffmpeg')
     problems.push(`type: unsupported process type "${String(config.type)}", supported: ffmpeg`);
@@ -29,7 +32,6 @@ export function validateProcessConfig(config: ProcessConfig, context: Validation
   problems.push(...processIdProblems(config.id));
   if (config.input.length === 0) problems.push('input: at least one input is required');
   if (config.output.length === 0) problems.push('output: at least one output is required');
-  const resolved = resolveConfig(config, context.placeholders);
   // On the resolved ids: `{processid}` and the process id itself are the same id when it runs.
   checkIds('input', resolved.input, config.input, problems);
   checkIds('output', resolved.output, config.output, problems);

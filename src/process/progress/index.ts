@@ -4,6 +4,6 @@
  */
 export { ProgressTracker } from './progress-tracker.js';
 export type { IoLabels } from './progress-tracker.js';
-export { emptyProgress } from './progress-values.js';
+export { atRest, emptyProgress } from './progress-values.js';
 export type { ProgressValues, StreamValues } from './progress-values.js';
 export { VstatsChannel } from './vstats-channel.js';

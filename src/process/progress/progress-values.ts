@@ -64,3 +64,16 @@ export function emptyProgress(): ProgressValues {
     dup: 0,
   };
 }
+
+/** The values of a run that ended: counters and sizes kept, every rate at 0. */
+export function atRest(values: ProgressValues): ProgressValues {
+  const rest = (stream: StreamValues): StreamValues => ({ ...stream, fps: 0, pps: 0, bitrate: 0 });
+  return {
+    ...values,
+    inputs: values.inputs.map(rest),
+    outputs: values.outputs.map(rest),
+    fps: 0,
+    bitrate: 0,
+    speed: 0,
+  };
+}

@@ -1,6 +1,6 @@
 import type { Filesystem } from '../../storage/filesystem.js';
 import { compileGlob, type Glob } from '../../storage/index.js';
-import type { CleanupRule } from '../config/index.js';
+import type { CleanupRule, ProcessConfig } from '../config/index.js';
 
 export interface Filesystems {
   disk: Filesystem;
@@ -31,6 +31,13 @@ export function compileRule(rule: CleanupRule): CompiledRule | undefined {
     maxAgeMs: rule.max_file_age_seconds * 1000,
     purgeOnDelete: rule.purge_on_delete,
   };
+}
+
+/** The rules of every output of a config whose placeholders are resolved. */
+export function rulesOf(resolved: ProcessConfig): CompiledRule[] {
+  return resolved.output.flatMap((output) =>
+    output.cleanup.map(compileRule).filter((rule): rule is CompiledRule => rule !== undefined),
+  );
 }
 
 /**

@@ -8,8 +8,6 @@ import {
   parseOutputReference,
   buildCommand,
   withInputHeader,
-  resolveConfig,
-  type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
 import {
@@ -39,9 +37,10 @@ export interface EntryFactoryDeps {
   cpus: number;
   /** Real absolute disk directory: working directory of the children, base of relative outputs. */
   diskRoot: string;
-  placeholders: () => PlaceholderValues;
+  /** `{memfs}` as it is now, for naming the memfs reads of each input. */
+  memfsUrl: () => string;
   encoder: () => EncoderInfo;
-  /** The config of another process, for input references. */
+  /** The resolved config of another process, for input references. */
   lookup: (id: string) => ProcessConfig | undefined;
   onStateChange: (to: ProcessState) => void;
   /** Hides credentials in log lines, command lines and stream addresses. */
@@ -50,7 +49,8 @@ export interface EntryFactoryDeps {
 
 /**
  * Makes the runtime of a process from its config: report, supervisor, `-vstats` FIFO, and the
- * command line of each run (placeholders resolved and references followed at every start).
+ * command line of each run from the entry's resolved config (references to other processes'
+ * outputs followed at every start, since those may have changed).
  */
 export class EntryFactory {
   /** Directory of the `-vstats` FIFOs, made on first use. */
@@ -61,6 +61,7 @@ export class EntryFactory {
 
   async create(
     config: ProcessConfig,
+    resolved: ProcessConfig,
     times: { createdAt: number; updatedAt: number; metadata: Record<string, unknown> },
   ): Promise<ProcessEntry> {
     const deps = this.deps;
@@ -82,7 +83,9 @@ export class EntryFactory {
           waitforMs: config.limits.waitfor_seconds * 1000,
         },
       },
-      (vstatsPath) => this.prepare(config, vstatsPath),
+      // The entry's resolved config as it is at each start (the service resolves loaded
+      // processes again once the server listens).
+      (vstatsPath) => this.prepare(entry.resolved, vstatsPath),
       report,
       {
         spawn: deps.spawn,
@@ -95,20 +98,29 @@ export class EntryFactory {
         onStateChange: (_from, to) => deps.onStateChange(to),
       },
     );
-    const entry: ProcessEntry = { config, ...times, report, supervisor };
+    const entry: ProcessEntry = {
+      config,
+      resolved,
+      createdAt: times.createdAt,
+      updatedAt: times.updatedAt,
+      metadata: times.metadata,
+      report,
+      supervisor,
+    };
     await this.attachVstats(entry);
     return entry;
   }
 
-  /** The command line of the next run; throws when an input reference resolves to nothing. */
+  /**
+   * The command line of the next run of a resolved config; throws when an input reference
+   * resolves to nothing.
+   */
   prepare(config: ProcessConfig, vstatsPath?: string): PreparedRun {
-    const placeholders = this.deps.placeholders();
-    const resolved = this.resolveInputs(config);
+    const resolved = this.followReferences(config);
     const disk = this.deps.diskRoot;
+    const memfs = this.deps.memfsUrl();
     // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
-    resolved.input = resolved.input.map((input, index) =>
-      withInputHeader(input, index, resolved.id, placeholders.memfs),
-    );
+    resolved.input = resolved.input.map((input, index) => withInputHeader(input, index, resolved.id, memfs));
     return {
       args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), disk),
       labels: {
@@ -119,32 +131,27 @@ export class EntryFactory {
   }
 
   /**
-   * What a probe runs: the global options, then each input's options, `-i` and address, all
-   * placeholders and input references resolved (no outputs). Throws like `prepare`.
+   * What a probe of a resolved config runs: the global options, then each input's options, `-i`
+   * and address, input references followed (no outputs). Throws like `prepare`.
    */
   probeArgs(config: ProcessConfig): string[] {
-    const resolved = this.resolveInputs(config);
+    const resolved = this.followReferences(config);
     return [
       ...resolved.options,
       ...resolved.input.flatMap((input) => [...input.options, '-i', input.address]),
     ];
   }
 
-  /** The config with placeholders resolved and inputs that refer to another process's output made addresses. */
-  private resolveInputs(config: ProcessConfig): ProcessConfig {
-    const placeholders = this.deps.placeholders();
-    const resolved = resolveConfig(config, placeholders);
+  /** A copy of a resolved config whose inputs that refer to another process's output are that output's address. */
+  private followReferences(config: ProcessConfig): ProcessConfig {
     const disk = this.deps.diskRoot;
-    resolved.input = resolved.input.map((input) => {
+    const resolved = { ...config };
+    resolved.input = config.input.map((input) => {
       const reference = parseOutputReference(input.address);
       if (reference === undefined) return input;
-      const other = this.deps.lookup(reference.processId);
-      const output =
-        other === undefined
-          ? undefined
-          : resolveConfig(other, placeholders).output.find(
-              (candidate) => candidate.id === reference.outputId,
-            );
+      const output = this.deps
+        .lookup(reference.processId)
+        ?.output.find((candidate) => candidate.id === reference.outputId);
       if (output === undefined) throw new Error(`input "${input.id}": ${input.address} refers to nothing`);
       return { ...input, address: absoluteOutputAddress(output.address, disk) };
     });

@@ -4,6 +4,11 @@ import type { ProcessReport, Supervisor } from '../supervise/index.js';
 /** One process the server knows: its config (with placeholders), its runtime and its metadata. */
 export interface ProcessEntry {
   config: ProcessConfig;
+  /**
+   * The config with its placeholders resolved: once per create or update, and once more for the
+   * processes loaded from the db when the server listens and the last values are known.
+   */
+  resolved: ProcessConfig;
   /** Unix seconds. */
   createdAt: number;
   /** Unix seconds. */

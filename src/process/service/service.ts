@@ -3,39 +3,34 @@ import type { Config } from '../../config/index.js';
 import { ApiError } from '../../http/index.js';
 import type { Filesystem } from '../../storage/filesystem.js';
 import {
-  parseOutputReference,
-  type InputRef,
-  memfsPrefixes,
-  OutputPrefixIndex,
-  type OutputPrefix,
   memfsUrl,
   resolveConfig,
+  validateProcessConfig,
   type PlaceholderTemplate,
   type PlaceholderValues,
-  configToPlain,
-  isObject,
-  mergeOver,
-  readProcessConfig,
   type ProcessConfig,
-  validateProcessConfig,
 } from '../config/index.js';
-import { applyCleanup, compileRule, purgeFiles, type CompiledRule } from './cleanup.js';
+import { ProcessStore } from '../store/index.js';
 import {
   createCredentialMask,
   memfsSecrets,
-  type CredentialMask,
   probeEncoder,
+  zeroStateCounts,
+  type CredentialMask,
   type EncoderInfo,
   type SpawnFn,
-  zeroStateCounts,
   type StateCounts,
 } from '../supervise/index.js';
+import { Housekeeping } from './housekeeping.js';
 import { EncoderAccess } from './encoder-access.js';
 import { EntryFactory } from './entry-factory.js';
-import { InputReadMeter } from './input-read-meter.js';
-import { KeyedLocks } from './locks.js';
+import { MemfsTraffic } from './memfs-traffic.js';
+import { ProcessChanges, type Command } from './process-changes.js';
 import type { ProcessEntry } from './process-entry.js';
-import { ProcessStore } from '../store/index.js';
+import { ProcessTable } from './process-table.js';
+import { shuttingDownError } from './service-errors.js';
+
+export { COMMANDS, type Command } from './process-changes.js';
 
 export interface ProcessServiceDeps {
   config: Config;
@@ -56,38 +51,38 @@ export interface ProcessServiceDeps {
   configFile?: string;
 }
 
-/** The commands of `PUT /api/v3/process/:id/command`. */
-export const COMMANDS = ['start', 'stop', 'restart', 'reload'] as const;
-export type Command = (typeof COMMANDS)[number];
-
-/** Period of the supervision timer (stale, limits, rates, cleanup), milliseconds. */
-const TICK_MS = 1000;
-
 /**
- * The processes of the server (SPEC §7): their definitions, persistence in `<db.dir>/db.json`,
- * their supervisors, cleanup rules, and the operations of the process API. Operations on one
- * process are serialised; different processes never wait for each other.
+ * The processes of the server (SPEC §7), as the API and the collectors see them. A façade: it
+ * wires the table of processes, their changes (process-changes.ts), the runtime factory, the
+ * store (`<db.dir>/db.json`) and the memfs traffic, and runs the lifecycle: load, start once the
+ * server listens, the supervision tick, shutdown.
  */
 export class ProcessService {
-  private readonly entries = new Map<string, ProcessEntry>();
-  private readonly locks = new KeyedLocks();
-  private readonly prefixes = new OutputPrefixIndex();
+  private readonly table = new ProcessTable();
+  private readonly traffic = new MemfsTraffic(this.table);
   /** The mount hook that meters memfs reads of process inputs; app.ts registers it. */
-  readonly inputReadMeter = new InputReadMeter((ref, bytes) => this.onInputRead(ref, bytes));
+  readonly inputReadMeter = this.traffic.inputReadMeter;
   /** Times any process entered each state since the server started (`ffmpeg_process`). */
   readonly stateEntries: StateCounts = zeroStateCounts();
   private readonly db: ProcessStore;
-  private memfsUrl = 'http://127.0.0.1/memfs';
-  private encoder: EncoderInfo = { version: '', progressStreams: false };
-  private ticker: NodeJS.Timeout | undefined;
-  private cleaning = false;
-  private closing = false;
-  private unsubscribe: (() => void) | undefined;
   private readonly factory: EntryFactory;
+  private readonly changes: ProcessChanges;
   private readonly mask: CredentialMask;
   private readonly access: EncoderAccess;
+  /**
+   * The server-wide placeholder values; replaced (not changed) once the server listens, so that a
+   * change under way can tell that the values it resolved with are outdated.
+   */
+  private values: PlaceholderValues;
+  private encoder: EncoderInfo = { version: '', progressStreams: false };
+  private readonly housekeeping: Housekeeping;
+  private closing = false;
+  private unsubscribe: (() => void) | undefined;
 
   private constructor(private readonly deps: ProcessServiceDeps) {
+    // `{memfs}` until the server listens and its address is known.
+    const memfs = 'http://127.0.0.1/memfs';
+    this.values = { diskfs: deps.filesystems.disk.root, memfs, templates: deps.templates };
     this.mask = createCredentialMask([
       ...memfsSecrets(deps.config.storage.memory.auth),
       ...(deps.secrets ?? []),
@@ -98,7 +93,7 @@ export class ProcessService {
       configFile: deps.configFile,
     });
     this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
-      [...this.entries.values()].map((entry) => ({
+      [...this.table.all()].map((entry) => ({
         config: entry.config,
         createdAt: entry.createdAt,
         updatedAt: entry.updatedAt,
@@ -106,14 +101,26 @@ export class ProcessService {
         metadata: entry.metadata,
       })),
     );
+    this.housekeeping = new Housekeeping(this.table, deps.filesystems, deps.logger, deps.now);
     this.factory = new EntryFactory({
       ...deps,
       diskRoot: deps.filesystems.disk.root,
-      placeholders: () => this.placeholders(),
+      memfsUrl: () => this.values.memfs,
       encoder: () => this.encoder,
-      lookup: (id) => this.entries.get(id)?.config,
+      lookup: (id) => this.table.resolvedConfig(id),
       onStateChange: (to) => this.stateEntries[to]++,
       mask: this.mask,
+    });
+    this.changes = new ProcessChanges({
+      table: this.table,
+      factory: this.factory,
+      db: this.db,
+      maxProcesses: deps.config.ffmpeg.max_processes,
+      access: (resolved, written) => this.access.check(resolved, written),
+      placeholders: () => this.placeholders(),
+      nowSeconds: () => Math.floor(deps.now() / 1000),
+      changed: () => this.traffic.rebuild(this.values.memfs),
+      purge: (entry) => this.housekeeping.purge([entry]),
     });
   }
 
@@ -128,7 +135,7 @@ export class ProcessService {
 
   /** After the server listens: learn the memfs URL, probe the encoder, start what was running. */
   async start(baseUrl: string): Promise<void> {
-    this.memfsUrl = memfsUrl(baseUrl, this.deps.config);
+    this.values = { ...this.values, memfs: memfsUrl(baseUrl, this.deps.config) };
     this.access.listening(baseUrl);
     this.encoder = await probeEncoder(this.deps.config.ffmpeg.binary, this.deps.spawn);
     if (this.encoder.version === '') {
@@ -137,14 +144,20 @@ export class ProcessService {
         'the encoder binary did not answer like ffmpeg',
       );
     }
-    this.rebuildPrefixes();
-    this.unsubscribe = this.deps.filesystems.mem.onWrite((path, bytes) => this.onMemWrite(path, bytes));
-    this.ticker = setInterval(() => this.tick(), TICK_MS);
-    this.ticker.unref();
-    for (const entry of this.sortedEntries()) {
+    // The placeholder values known only once the server listens (memfs URL, ingest ports):
+    // the configs loaded from the db are resolved again with them, once.
+    for (const entry of this.table.all()) entry.resolved = resolveConfig(entry.config, this.values);
+    this.traffic.rebuild(this.values.memfs);
+    this.unsubscribe = this.deps.filesystems.mem.onWrite((path, bytes) =>
+      this.traffic.onMemWrite(path, bytes),
+    );
+    this.housekeeping.start();
+    const max = this.deps.config.ffmpeg.max_processes;
+    for (const entry of this.table.sorted()) {
       if (entry.supervisor.order !== 'start') continue;
-      if (this.slotsFull(entry.config.id)) {
-        entry.report.addLine(this.nowSeconds(), 'streamcore: not started: ffmpeg.max_processes reached');
+      if (this.table.slotsFull(entry.config.id, max)) {
+        const now = Math.floor(this.deps.now() / 1000);
+        entry.report.addLine(now, 'streamcore: not started: ffmpeg.max_processes reached');
         continue;
       }
       entry.supervisor.start();
@@ -154,11 +167,11 @@ export class ProcessService {
   /** Stops every process (orders kept), runs the purges, writes the db (SPEC §7.3 shutdown). */
   async shutdown(): Promise<void> {
     this.closing = true;
-    clearInterval(this.ticker);
+    this.housekeeping.stop();
     this.unsubscribe?.();
-    const entries = [...this.entries.values()];
+    const entries = [...this.table.all()];
     await Promise.all(entries.map((entry) => entry.supervisor.dispose()));
-    await this.purge(entries.flatMap((entry) => this.rulesOf(entry)));
+    await this.housekeeping.purge(entries);
     await this.db.save();
     await this.factory.close();
   }
@@ -166,137 +179,67 @@ export class ProcessService {
   // ---- queries ----
 
   ids(): string[] {
-    return [...this.entries.keys()].sort();
+    return this.table.ids();
   }
 
   /** The entry of `id`, or a 404 `Unknown process ID`. */
   entry(id: string): ProcessEntry {
-    const entry = this.entries.get(id);
-    if (entry === undefined) {
-      throw new ApiError('NOT_FOUND', `process "${id}" does not exist`, { message: 'Unknown process ID' });
-    }
-    return entry;
+    return this.table.require(id);
   }
 
   sortedEntries(): ProcessEntry[] {
-    return this.ids().map((id) => this.entries.get(id) as ProcessEntry);
+    return this.table.sorted();
   }
 
   now(): number {
     return this.deps.now();
   }
 
-  // ---- operations ----
-
-  async create(body: unknown): Promise<ProcessConfig> {
-    this.ensureOpen();
-    const config = readOrThrow(body);
-    // The processes its inputs read from are held too: none of them is renamed or deleted
-    // between the check of the references and the creation.
-    return this.locks.run(this.lockKeys([config.id], config), async () => {
-      this.validate(config);
-      if (this.entries.has(config.id)) {
-        throw invalid([`id: a process with id "${config.id}" already exists`]);
-      }
-      if (config.autostart && this.slotsFull(config.id))
-        throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
-      const now = this.nowSeconds();
-      const entry = await this.factory.create(config, { createdAt: now, updatedAt: now, metadata: {} });
-      this.db.release(config.id);
-      this.entries.set(config.id, entry);
-      this.rebuildPrefixes();
-      if (config.autostart) entry.supervisor.start();
-      await this.db.save();
-      return config;
-    });
-  }
-
-  /**
-   * Merges `body` over the current config and replaces the process (SPEC §7.2 PUT). The current
-   * config is read, merged and validated under the process's lock, so that concurrent updates
-   * apply one after the other and none is lost.
-   */
-  async update(id: string, body: unknown): Promise<ProcessConfig> {
-    this.ensureOpen();
-    const current = this.entry(id);
-    if (!isObject(body))
-      throw invalid([body === undefined ? 'body: a JSON object is required' : 'body: must be a JSON object']);
-    // The keys (new id, referenced processes) depend on the merged config; guessed from the
-    // current one, checked again under the locks, and taken again when an update in between
-    // changed them. The attempts are bounded; the last one goes on with the keys it holds.
-    let keys = this.lockKeys([id], readProcessConfig(mergeOver(configToPlain(current.config), body)).config);
-    for (let attempt = 1; ; attempt++) {
-      const held = keys;
-      const updated = await this.locks.run(held, async () => {
-        const old = this.entry(id);
-        const config = readOrThrow(mergeOver(configToPlain(old.config), body));
-        keys = this.lockKeys([id], config);
-        if (attempt < MAX_LOCK_ATTEMPTS && keys.some((key) => !held.includes(key))) return undefined;
-        this.validate(config);
-        if (config.id !== id && this.entries.has(config.id)) {
-          throw invalid([`id: cannot rename "${id}" to "${config.id}", a process with that id exists`]);
-        }
-        await this.replace(old, config);
-        return config;
-      });
-      if (updated !== undefined) return updated;
-    }
-  }
-
-  /** Stops the process, purges its `purge_on_delete` files and forgets it. */
-  async remove(id: string): Promise<void> {
-    this.ensureOpen();
-    await this.locks.run([id], async () => {
-      const entry = this.entry(id);
-      await entry.supervisor.dispose();
-      this.entries.delete(id);
-      this.rebuildPrefixes();
-      await this.purge(this.rulesOf(entry));
-      await this.db.save();
-    });
-  }
-
-  async runCommand(id: string, command: Command): Promise<void> {
-    this.ensureOpen();
-    await this.locks.run([id], async () => {
-      const entry = this.entry(id);
-      const supervisor = entry.supervisor;
-      switch (command) {
-        case 'start':
-          if (!supervisor.occupiesSlot && this.slotsFull(id))
-            throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
-          supervisor.start();
-          break;
-        case 'stop':
-          await supervisor.stop();
-          break;
-        case 'restart':
-          if (!supervisor.occupiesSlot && this.slotsFull(id))
-            throw maxProcessesError(this.deps.config.ffmpeg.max_processes);
-          await supervisor.restart();
-          break;
-        case 'reload':
-          await this.reload(entry);
-          break;
-      }
-      await this.db.save();
-    });
-  }
-
   metadata(id: string): Record<string, unknown> {
     return this.entry(id).metadata;
   }
 
-  /** Sets one metadata key; `null` deletes it. Returns what is stored now. */
-  async setMetadata(id: string, key: string, value: unknown): Promise<unknown> {
+  /** The command line a process runs (or would run next), credentials masked. */
+  commandLine(entry: ProcessEntry): string[] {
+    if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;
+    try {
+      return [this.deps.config.ffmpeg.binary, ...this.factory.prepare(entry.resolved).args].map(this.mask);
+    } catch {
+      return [];
+    }
+  }
+
+  /** The global placeholder values (disk directory, memfs URL with credentials). */
+  placeholders(): PlaceholderValues {
+    return this.values;
+  }
+
+  // ---- operations (process-changes.ts) ----
+
+  create(body: unknown): Promise<ProcessConfig> {
     this.ensureOpen();
-    return this.locks.run([id], async () => {
-      const entry = this.entry(id);
-      if (value === null) delete entry.metadata[key];
-      else entry.metadata[key] = value;
-      await this.db.save();
-      return value;
-    });
+    return this.changes.create(body);
+  }
+
+  update(id: string, body: unknown): Promise<ProcessConfig> {
+    this.ensureOpen();
+    return this.changes.update(id, body);
+  }
+
+  remove(id: string): Promise<void> {
+    this.ensureOpen();
+    return this.changes.remove(id);
+  }
+
+  runCommand(id: string, command: Command): Promise<void> {
+    this.ensureOpen();
+    return this.changes.runCommand(id, command);
+  }
+
+  /** Sets one metadata key; `null` deletes it. Returns what is stored now. */
+  setMetadata(id: string, key: string, value: unknown): Promise<unknown> {
+    this.ensureOpen();
+    return this.changes.setMetadata(id, key, value);
   }
 
   /** The server-wide metadata, stored in db.json beside the processes (`/api/v3/metadata`). */
@@ -319,7 +262,7 @@ export class ProcessService {
       probeArgs: (id) => {
         const entry = this.entry(id);
         try {
-          return this.factory.probeArgs(entry.config);
+          return this.factory.probeArgs(entry.resolved);
         } catch (error) {
           throw new ApiError('BAD_REQUEST', (error as Error).message, { message: 'Invalid input' });
         }
@@ -328,181 +271,27 @@ export class ProcessService {
     };
   }
 
-  /** The command line a process runs (or would run next), credentials masked. */
-  commandLine(entry: ProcessEntry): string[] {
-    if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;
-    try {
-      return [this.deps.config.ffmpeg.binary, ...this.factory.prepare(entry.config).args].map(this.mask);
-    } catch {
-      return [];
-    }
-  }
-
-  /** The global placeholder values (disk directory, memfs URL with credentials). */
-  placeholders(): PlaceholderValues {
-    return { diskfs: this.deps.filesystems.disk.root, memfs: this.memfsUrl, templates: this.deps.templates };
-  }
-
   // ---- internals ----
 
-  private async reload(entry: ProcessEntry): Promise<void> {
-    const order = entry.supervisor.order;
-    await entry.supervisor.dispose();
-    const fresh = await this.factory.create(entry.config, entry);
-    fresh.report.adopt(entry.report);
-    fresh.supervisor.adoptCounts(entry.supervisor);
-    this.entries.set(entry.config.id, fresh);
-    this.rebuildPrefixes();
-    if (order === 'start') fresh.supervisor.start();
-  }
-
-  /** Replaces the runtime of `old` by one for `config` (update); the caller holds the locks. */
-  private async replace(old: ProcessEntry, config: ProcessConfig): Promise<void> {
-    const order = old.supervisor.order;
-    await old.supervisor.dispose();
-    await this.purge(this.rulesOf(old));
-    const entry = await this.factory.create(config, {
-      createdAt: old.createdAt,
-      updatedAt: this.nowSeconds(),
-      metadata: old.metadata,
-    });
-    entry.report.adopt(old.report);
-    entry.supervisor.adoptCounts(old.supervisor);
-    this.entries.delete(old.config.id);
-    this.db.release(config.id);
-    this.entries.set(config.id, entry);
-    this.rebuildPrefixes();
-    if (order === 'start') entry.supervisor.start();
-    await this.db.save();
-  }
-
-  /** The semantic checks (SPEC §7.1) against the current processes; throws a 400. */
-  private validate(config: ProcessConfig): void {
-    const problems = validateProcessConfig(config, this.validationContext());
-    if (problems.length > 0) throw invalid(problems);
-  }
-
-  /** `ids` and the processes the inputs of `config` read from (`#<id>:output=…`). */
-  private lockKeys(ids: string[], config: ProcessConfig | undefined): string[] {
-    if (config === undefined) return ids;
-    const resolved = resolveConfig(config, this.placeholders());
-    const referenced = resolved.input.flatMap(
-      (input) => parseOutputReference(input.address)?.processId ?? [],
-    );
-    return [...new Set([...ids, config.id, ...referenced])].sort();
-  }
-
-  private validationContext() {
-    return {
-      placeholders: this.placeholders(),
-      access: (resolved: ProcessConfig, written: ProcessConfig) => this.access.check(resolved, written),
-      lookup: (other: string) => this.entries.get(other)?.config,
-    };
-  }
-
-  private rulesOf(entry: ProcessEntry): CompiledRule[] {
-    const resolved = resolveConfig(entry.config, this.placeholders());
-    return resolved.output.flatMap((output) =>
-      output.cleanup.map(compileRule).filter((rule): rule is CompiledRule => rule !== undefined),
-    );
-  }
-
-  private async purge(rules: CompiledRule[]): Promise<void> {
-    try {
-      await purgeFiles(rules, this.deps.filesystems);
-    } catch (error) {
-      this.deps.logger.error({ err: error }, 'purging process files failed');
-    }
-  }
-
-  private slotsFull(exceptId: string): boolean {
-    const max = this.deps.config.ffmpeg.max_processes;
-    if (max <= 0) return false;
-    let used = 0;
-    for (const [id, entry] of this.entries) if (id !== exceptId && entry.supervisor.occupiesSlot) used++;
-    return used >= max;
-  }
-
-  private tick(): void {
-    const now = this.deps.now();
-    for (const entry of this.entries.values()) {
-      entry.supervisor.tick(now).catch((error: unknown) => {
-        this.deps.logger.error({ err: error, process: entry.config.id }, 'process tick failed');
-      });
-    }
-    if (this.cleaning) return;
-    const rules = [...this.entries.values()].flatMap((entry) => this.rulesOf(entry));
-    if (rules.length === 0) return;
-    this.cleaning = true;
-    applyCleanup(rules, this.deps.filesystems, now)
-      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'cleanup rules failed'))
-      .finally(() => (this.cleaning = false));
-  }
-
-  private onMemWrite(path: string, bytes: number): void {
-    const match = this.prefixes.find(path);
-    if (match === undefined) return;
-    this.entries.get(match.processId)?.supervisor.addOutputBytes(match.output, bytes);
-  }
-
-  private onInputRead(ref: InputRef, bytes: number): void {
-    const entry = this.entries.get(ref.processId);
-    if (entry === undefined || ref.input >= entry.config.input.length) return;
-    entry.supervisor.addInputBytes(ref.input, bytes);
-  }
-
-  private rebuildPrefixes(): void {
-    const all: OutputPrefix[] = [];
-    for (const entry of this.entries.values()) {
-      const resolved = resolveConfig(entry.config, this.placeholders());
-      resolved.output.forEach((output, index) => {
-        for (const prefix of memfsPrefixes(output, this.memfsUrl))
-          all.push({ processId: entry.config.id, output: index, prefix });
-      });
-    }
-    this.prefixes.replace(all);
-  }
-
+  /** The stored processes that read and validate, each resolved once and given a runtime. */
   private async load(): Promise<void> {
-    const loaded = await this.db.load((config, lookup) =>
-      validateProcessConfig(config, { ...this.validationContext(), lookup }),
-    );
+    const resolved = new Map<string, ProcessConfig>();
+    const loaded = await this.db.load((config, lookup) => {
+      const own = resolveConfig(config, this.values);
+      resolved.set(config.id, own);
+      return validateProcessConfig(config, own, {
+        access: (resolved, written) => this.access.check(resolved, written),
+        lookup,
+      });
+    });
     for (const { config, stored } of loaded) {
-      const entry = await this.factory.create(config, stored);
+      const entry = await this.factory.create(config, resolved.get(config.id) as ProcessConfig, stored);
       if (stored.order === 'start') entry.supervisor.setOrder('start');
-      this.entries.set(config.id, entry);
+      this.table.set(entry);
     }
   }
 
   private ensureOpen(): void {
-    if (this.closing) throw new ApiError('SERVICE_UNAVAILABLE', 'the server is shutting down');
+    if (this.closing) throw shuttingDownError();
   }
-
-  private nowSeconds(): number {
-    return Math.floor(this.deps.now() / 1000);
-  }
-}
-
-/** Attempts of an update to hold the locks its merged config needs (see `update`). */
-const MAX_LOCK_ATTEMPTS = 3;
-
-/** The config read from a request body (shape and defaults), or a 400 naming every problem. */
-function readOrThrow(body: unknown): ProcessConfig {
-  const { config, problems } = readProcessConfig(body);
-  if (config === undefined) throw invalid(problems);
-  return config;
-}
-
-function invalid(problems: string[]): ApiError {
-  return new ApiError('BAD_REQUEST', problems, { message: 'Invalid process config' });
-}
-
-function maxProcessesError(max: number): ApiError {
-  return new ApiError(
-    'BAD_REQUEST',
-    `ffmpeg.max_processes: at most ${max} processes may run at the same time`,
-    {
-      message: 'Too many processes',
-    },
-  );
 }

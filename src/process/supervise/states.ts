@@ -29,3 +29,12 @@ export function zeroStateCounts(): StateCounts {
 export function isActive(state: ProcessState): boolean {
   return state === 'starting' || state === 'running' || state === 'finishing';
 }
+
+/**
+ * The state a child's exit leaves the process in: killed by a signal, finished on code 0 or 255
+ * (ffmpeg's exit after SIGINT), failed otherwise.
+ */
+export function exitState(code: number | null, signal: NodeJS.Signals | null): ProcessState {
+  if (signal !== null) return 'killed';
+  return code === 0 || code === 255 ? 'finished' : 'failed';
+}

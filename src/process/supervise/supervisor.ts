@@ -1,58 +1,14 @@
-import type { Logger } from 'pino';
-import type { CredentialMask } from './credential-mask.js';
-import type { ProcessUsageSample } from './proc-usage.js';
-import { type IoLabels, emptyProgress, type ProgressValues, type VstatsChannel } from '../progress/index.js';
+import { atRest, emptyProgress, type ProgressValues, type VstatsChannel } from '../progress/index.js';
+import { ExitWait, KILL_AFTER_MS } from './exit-wait.js';
+import { ReconnectTimer } from './reconnect-timer.js';
 import type { ProcessReport } from './report.js';
-import { ResourceWatch, type ResourceLimits } from './resource-watch.js';
-import { FfmpegRun, type OutputBudget } from './run.js';
-import type { SpawnFn } from './spawn.js';
-import {
-  canTransition,
-  isActive,
-  zeroStateCounts,
-  type Order,
-  type ProcessState,
-  type StateCounts,
-} from './states.js';
+import { FfmpegRun } from './run.js';
+import type { PreparedRun, SupervisorDeps, SupervisorSettings } from './supervisor-settings.js';
+import { exitState, isActive, type Order, type ProcessState, type StateCounts } from './states.js';
+import { StateRecord } from './state-record.js';
+import { UsageSampler } from './usage-sampler.js';
 
-/** How long a stopped child gets between SIGINT and SIGKILL (SPEC §7.3). */
-export const KILL_AFTER_MS = 5000;
-/** Shortest wait before a reconnect, also when the configured delay is 0 (no busy loop). */
-export const MIN_RECONNECT_MS = 1000;
-/** How long to wait for the exit after SIGKILL before giving up on the child. */
-const EXIT_AFTER_KILL_MS = 3000;
-
-/** What the supervisor needs to know of a process config, in base units. */
-export interface SupervisorSettings {
-  binary: string;
-  cwd: string;
-  reconnect: boolean;
-  reconnectDelayMs: number;
-  /** 0 = off. */
-  staleTimeoutMs: number;
-  limits: ResourceLimits;
-}
-
-/** What a run needs, made fresh for every start (placeholders and references may have changed). */
-export interface PreparedRun {
-  args: string[];
-  labels: IoLabels;
-}
-
-export interface SupervisorDeps {
-  spawn: SpawnFn;
-  /** Wall clock, Unix milliseconds. */
-  now: () => number;
-  logger: Logger;
-  readUsage: (pid: number) => Promise<ProcessUsageSample | undefined>;
-  /** Logical CPUs, for CPU percentages of the whole machine. */
-  cpus: number;
-  budget: OutputBudget;
-  /** Hides credentials in the command line shown by the API. */
-  mask: CredentialMask;
-  /** Called on every state change (the global state counters). */
-  onStateChange: (from: ProcessState, to: ProcessState) => void;
-}
+export type { PreparedRun, SupervisorDeps, SupervisorSettings } from './supervisor-settings.js';
 
 /**
  * Runs one encoder process and keeps it in the state its order asks for (SPEC §7.3): spawns it,
@@ -61,24 +17,18 @@ export interface SupervisorDeps {
  * `tick()` must be called about once per second.
  */
 export class Supervisor {
-  private currentState: ProcessState = 'finished';
+  private readonly record: StateRecord;
   private currentOrder: Order = 'stop';
-  private stateSinceMs: number;
-  private readonly counts: StateCounts = zeroStateCounts();
   private run: FfmpegRun | undefined;
   private lastProgress: ProgressValues = emptyProgress();
   private command: string[] = [];
-  private exited: Promise<void> = Promise.resolve();
-  private resolveExited: () => void = () => undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private reconnectAtMs: number | undefined;
-  private killTimer: NodeJS.Timeout | undefined;
+  private readonly exit = new ExitWait();
+  private readonly reconnect = new ReconnectTimer();
   private lastProgressMs = 0;
   private stopReason: string | undefined;
   private respawnAfterExit = false;
   private disposed = false;
-  private watch: ResourceWatch;
-  private sampling = false;
+  private readonly usage: UsageSampler;
   private vstats: VstatsChannel | undefined;
 
   constructor(
@@ -88,12 +38,12 @@ export class Supervisor {
     private readonly report: ProcessReport,
     private readonly deps: SupervisorDeps,
   ) {
-    this.stateSinceMs = deps.now();
-    this.watch = new ResourceWatch(settings.limits, deps.cpus);
+    this.record = new StateRecord(deps.now, deps.logger, deps.onStateChange);
+    this.usage = new UsageSampler(settings.limits, deps.cpus, deps.readUsage);
   }
 
   get state(): ProcessState {
-    return this.currentState;
+    return this.record.state;
   }
 
   get order(): Order {
@@ -102,12 +52,12 @@ export class Supervisor {
 
   /** How many times this process entered each state. */
   get stateCounts(): Readonly<StateCounts> {
-    return this.counts;
+    return this.record.counts;
   }
 
   /** True while a child exists or a reconnect is pending: the process holds a slot of `max_processes`. */
   get occupiesSlot(): boolean {
-    return isActive(this.currentState) || this.reconnectTimer !== undefined;
+    return isActive(this.record.state) || this.reconnect.pending;
   }
 
   /** Sets the order without acting on it (a process restored from the db, started once the server listens). */
@@ -117,7 +67,7 @@ export class Supervisor {
 
   /** Continues the per-state counts of the supervisor this one replaces (update, reload). */
   adoptCounts(previous: Supervisor): void {
-    Object.assign(this.counts, previous.stateCounts);
+    this.record.adopt(previous.stateCounts);
   }
 
   /** Gives the supervisor the FIFO its runs write `-vstats` into (closed by `dispose`). */
@@ -134,12 +84,12 @@ export class Supervisor {
   start(): void {
     this.currentOrder = 'start';
     if (this.disposed) return;
-    if (isActive(this.currentState)) {
+    if (isActive(this.record.state)) {
       // A stop is under way: start again as soon as the child is gone.
-      if (this.currentState === 'finishing') this.respawnAfterExit = true;
+      if (this.record.state === 'finishing') this.respawnAfterExit = true;
       return;
     }
-    this.cancelReconnect();
+    this.reconnect.cancel();
     this.spawn();
   }
 
@@ -147,15 +97,15 @@ export class Supervisor {
   stop(): Promise<void> {
     this.currentOrder = 'stop';
     this.respawnAfterExit = false;
-    this.cancelReconnect();
+    this.reconnect.cancel();
     return this.terminate('stop requested');
   }
 
   /** Stops the child if it runs and starts it again right away; the order becomes start. */
   async restart(): Promise<void> {
     this.currentOrder = 'start';
-    this.cancelReconnect();
-    if (isActive(this.currentState)) {
+    this.reconnect.cancel();
+    if (isActive(this.record.state)) {
       this.respawnAfterExit = true;
       await this.terminate('restart requested');
     } else {
@@ -169,27 +119,25 @@ export class Supervisor {
    */
   terminate(reason: string): Promise<void> {
     const run = this.run;
-    if (run === undefined || !isActive(this.currentState)) return Promise.resolve();
-    if (this.currentState !== 'finishing') {
+    if (run === undefined || !isActive(this.record.state)) return Promise.resolve();
+    if (this.record.state !== 'finishing') {
       this.stopReason = reason;
-      this.setState('finishing');
+      this.record.enter('finishing');
       run.signal('SIGINT');
       run.refillBudget();
-      this.killTimer = setTimeout(() => {
+      this.exit.escalate(() => {
         this.note(`streamcore: no exit ${KILL_AFTER_MS / 1000} s after SIGINT, sending SIGKILL`);
         run.signal('SIGKILL');
-        // A child stuck in the kernel may never report its exit; do not hang the caller on it.
-        this.killTimer = setTimeout(() => this.resolveExited(), EXIT_AFTER_KILL_MS);
-      }, KILL_AFTER_MS);
+      });
     }
-    return this.exited;
+    return this.exit.done;
   }
 
   /** Stops the child for good (process deleted or replaced, server shutting down); keeps the order. */
   async dispose(): Promise<void> {
     this.disposed = true;
     this.respawnAfterExit = false;
-    this.cancelReconnect();
+    this.reconnect.cancel();
     await this.terminate('shutting down');
     await this.vstats?.close();
     this.vstats = undefined;
@@ -197,13 +145,12 @@ export class Supervisor {
 
   /** Seconds until a pending reconnect, or -1 when none is pending. */
   reconnectSeconds(nowMs: number): number {
-    if (this.reconnectAtMs === undefined) return -1;
-    return Math.max(0, Math.ceil((this.reconnectAtMs - nowMs) / 1000));
+    return this.reconnect.secondsLeft(nowMs);
   }
 
   /** Seconds since the last state change. */
   stateSeconds(nowMs: number): number {
-    return Math.max(0, (nowMs - this.stateSinceMs) / 1000);
+    return this.record.seconds(nowMs);
   }
 
   /** The last command line, credentials masked. */
@@ -217,25 +164,25 @@ export class Supervisor {
 
   /** CPU (percent of the machine) and resident memory (bytes) of the running child. */
   get resources(): { cpuPercent: number; rssBytes: number } {
-    return isActive(this.currentState) ? this.watch.usage : { cpuPercent: 0, rssBytes: 0 };
+    return isActive(this.record.state) ? this.usage.usage : { cpuPercent: 0, rssBytes: 0 };
   }
 
   /** Progress of the current run; the last values of a run that ended, with rates at 0. */
   progress(nowMs: number): ProgressValues {
-    if (this.run !== undefined && isActive(this.currentState)) return this.run.tracker.values(nowMs);
+    if (this.run !== undefined && isActive(this.record.state)) return this.run.tracker.values(nowMs);
     return this.lastProgress;
   }
 
   /** Bytes that output file `index` wrote through the server during the current run. */
   addOutputBytes(index: number, bytes: number): void {
-    if (this.run === undefined || !isActive(this.currentState)) return;
+    if (this.run === undefined || !isActive(this.record.state)) return;
     this.run.tracker.addOutputBytes(index, bytes);
     this.lastProgressMs = this.deps.now();
   }
 
   /** Bytes that input file `index` read from memfs through the server during the current run. */
   addInputBytes(index: number, bytes: number): void {
-    if (this.run === undefined || !isActive(this.currentState)) return;
+    if (this.run === undefined || !isActive(this.record.state)) return;
     this.run.tracker.addInputBytes(index, bytes);
   }
 
@@ -245,8 +192,8 @@ export class Supervisor {
     const run = this.run;
     if (run === undefined) return;
     // A stopping child keeps its output budget: it must be able to write its last lines to exit.
-    if (this.currentState === 'finishing') run.refillBudget();
-    if (this.currentState !== 'running') return;
+    if (this.record.state === 'finishing') run.refillBudget();
+    if (this.record.state !== 'running') return;
     run.tick(nowMs);
     const timeout = this.settings.staleTimeoutMs;
     if (timeout > 0 && nowMs - this.lastProgressMs >= timeout) {
@@ -259,28 +206,22 @@ export class Supervisor {
 
   private async sampleUsage(run: FfmpegRun, nowMs: number): Promise<void> {
     const pid = run.pid;
-    if (pid === undefined || this.sampling) return;
-    this.sampling = true;
-    try {
-      const sample = await this.deps.readUsage(pid);
-      if (sample === undefined || run !== this.run || this.currentState !== 'running') return;
-      const exceeded = this.watch.update(sample, nowMs);
-      if (exceeded !== undefined) {
-        this.note(`streamcore: ${exceeded}, stopping`);
-        void this.terminate('resource limit');
-      }
-    } finally {
-      this.sampling = false;
+    if (pid === undefined) return;
+    const current = (): boolean => run === this.run && this.record.state === 'running';
+    const exceeded = await this.usage.sample(pid, nowMs, current);
+    if (exceeded !== undefined) {
+      this.note(`streamcore: ${exceeded}, stopping`);
+      void this.terminate('resource limit');
     }
   }
 
   private spawn(): void {
     const now = this.deps.now();
-    this.setState('starting');
+    this.record.enter('starting');
     this.report.startRun(Math.floor(now / 1000));
-    this.exited = new Promise((resolve) => (this.resolveExited = resolve));
+    this.exit.begin();
     this.stopReason = undefined;
-    this.watch = new ResourceWatch(this.settings.limits, this.deps.cpus);
+    this.usage.reset();
     let prepared: PreparedRun;
     try {
       prepared = this.prepare(this.vstats?.path);
@@ -304,7 +245,7 @@ export class Supervisor {
         if (this.run !== run) return;
         this.lastProgressMs = this.deps.now();
         // A stop that came while starting has moved the state on to finishing already.
-        if (this.currentState === 'starting') this.setState('running');
+        if (this.record.state === 'starting') this.record.enter('running');
       },
       onSpawnError: (error) => {
         if (this.run !== run) return;
@@ -314,8 +255,7 @@ export class Supervisor {
       onExit: (code, signal) => {
         if (this.run !== run) return;
         if (this.stopReason !== undefined) this.note(`streamcore: stopped (${this.stopReason})`);
-        const state: ProcessState =
-          signal !== null ? 'killed' : code === 0 || code === 255 ? 'finished' : 'failed';
+        const state = exitState(code, signal);
         if (signal === null && state === 'failed') {
           // ffmpeg's last line says why it failed ("File '…' already exists. Exiting."): the
           // note goes into the log without hiding it from last_logline.
@@ -339,56 +279,20 @@ export class Supervisor {
   /** The child is gone (or never came): record the state, then respawn or reconnect as ordered. */
   private finishRun(state: ProcessState): void {
     const now = this.deps.now();
-    clearTimeout(this.killTimer);
-    this.killTimer = undefined;
-    if (this.run !== undefined) {
-      const last = this.run.tracker.values(now);
-      this.lastProgress = { ...last, fps: 0, bitrate: 0, speed: 0 };
-      for (const stream of [...last.inputs, ...last.outputs]) {
-        stream.fps = 0;
-        stream.pps = 0;
-        stream.bitrate = 0;
-      }
-    }
+    if (this.run !== undefined) this.lastProgress = atRest(this.run.tracker.values(now));
     this.run = undefined;
-    this.setState(state);
+    this.record.enter(state);
     this.report.endRun(Math.floor(now / 1000), state);
-    this.resolveExited();
+    this.exit.end();
     if (this.disposed) return;
     if (this.respawnAfterExit) {
       this.respawnAfterExit = false;
       this.spawn();
     } else if (this.currentOrder === 'start' && this.settings.reconnect) {
-      this.scheduleReconnect(now);
+      this.reconnect.schedule(now, this.settings.reconnectDelayMs, () => {
+        if (!this.disposed && this.currentOrder === 'start' && !isActive(this.record.state)) this.spawn();
+      });
     }
-  }
-
-  private scheduleReconnect(nowMs: number): void {
-    const delay = Math.max(this.settings.reconnectDelayMs, MIN_RECONNECT_MS);
-    this.reconnectAtMs = nowMs + delay;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      this.reconnectAtMs = undefined;
-      if (!this.disposed && this.currentOrder === 'start' && !isActive(this.currentState)) this.spawn();
-    }, delay);
-  }
-
-  private cancelReconnect(): void {
-    clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = undefined;
-    this.reconnectAtMs = undefined;
-  }
-
-  private setState(next: ProcessState): void {
-    const previous = this.currentState;
-    if (!canTransition(previous, next)) {
-      // Never expected; logged rather than thrown so that one process's bug cannot stop the others.
-      this.deps.logger.error({ from: previous, to: next }, 'unexpected process state transition');
-    }
-    this.currentState = next;
-    this.stateSinceMs = this.deps.now();
-    this.counts[next]++;
-    this.deps.onStateChange(previous, next);
   }
 
   private note(line: string, options: { keepLastLine?: boolean } = {}): void {

@@ -1,0 +1,237 @@
+import {
+  configToPlain,
+  isObject,
+  mergeOver,
+  parseOutputReference,
+  readProcessConfig,
+  resolveConfig,
+  validateProcessConfig,
+  type PlaceholderValues,
+  type ProcessConfig,
+} from '../config/index.js';
+import type { ProcessStore } from '../store/index.js';
+import type { EntryFactory } from './entry-factory.js';
+import { KeyedLocks } from './locks.js';
+import type { ProcessEntry } from './process-entry.js';
+import type { ProcessTable } from './process-table.js';
+import { invalidConfig, maxProcessesError, readOrThrow } from './service-errors.js';
+
+/** The commands of `PUT /api/v3/process/:id/command`. */
+export const COMMANDS = ['start', 'stop', 'restart', 'reload'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+/** Attempts of an update to hold the locks its merged config needs (see `update`). */
+const MAX_LOCK_ATTEMPTS = 3;
+
+export interface ProcessChangesDeps {
+  table: ProcessTable;
+  factory: EntryFactory;
+  db: ProcessStore;
+  /** `ffmpeg.max_processes`; 0 = no limit. */
+  maxProcesses: number;
+  /** The encoder access policy: why the encoder of `resolved` must not run (`written`: as given). */
+  access: (resolved: ProcessConfig, written: ProcessConfig) => string[];
+  /** The server-wide placeholder values as they are now. */
+  placeholders: () => PlaceholderValues;
+  /** Unix seconds. */
+  nowSeconds: () => number;
+  /** Processes were added, removed or replaced (the memfs prefixes follow). */
+  changed: () => void;
+  /** Deletes the `purge_on_delete` files of a process that goes away or is replaced. */
+  purge: (entry: ProcessEntry) => Promise<void>;
+}
+
+/**
+ * The changes of the process API (SPEC §7.2): create, update, delete, commands and metadata.
+ * Each runs under the locks of the processes it touches, so that operations on one process apply
+ * one after the other while different processes never wait for each other. A config's
+ * placeholders are resolved once per change; the resolved copy is validated, gives the locks of
+ * the processes it reads from, and is handed to the new runtime.
+ */
+export class ProcessChanges {
+  private readonly locks = new KeyedLocks();
+
+  constructor(private readonly deps: ProcessChangesDeps) {}
+
+  async create(body: unknown): Promise<ProcessConfig> {
+    const { table, db } = this.deps;
+    const config = readOrThrow(body);
+    const values = this.deps.placeholders();
+    const resolved = resolveConfig(config, values);
+    // The processes its inputs read from are held too: none of them is renamed or deleted
+    // between the check of the references and the creation.
+    return this.locks.run(lockKeys([config.id], resolved), async () => {
+      this.validate(config, resolved);
+      if (table.has(config.id)) throw invalidConfig([`id: a process with id "${config.id}" already exists`]);
+      if (config.autostart) this.ensureSlot(config.id);
+      const now = this.deps.nowSeconds();
+      const entry = await this.deps.factory.create(config, resolved, {
+        createdAt: now,
+        updatedAt: now,
+        metadata: {},
+      });
+      this.settle(entry, values);
+      db.release(config.id);
+      table.set(entry);
+      this.deps.changed();
+      if (config.autostart) entry.supervisor.start();
+      await db.save();
+      return config;
+    });
+  }
+
+  /**
+   * Merges `body` over the current config and replaces the process (SPEC §7.2 PUT). The current
+   * config is read, merged and validated under the process's lock, so that concurrent updates
+   * apply one after the other and none is lost.
+   */
+  async update(id: string, body: unknown): Promise<ProcessConfig> {
+    const { table } = this.deps;
+    const current = table.require(id);
+    if (!isObject(body))
+      throw invalidConfig([
+        body === undefined ? 'body: a JSON object is required' : 'body: must be a JSON object',
+      ]);
+    // The keys (new id, referenced processes) depend on the merged config: guessed from the
+    // merge over the current one as written (a reference built from placeholders is missed by
+    // the guess), checked again on the resolved config under the locks, and taken again when
+    // they differ. The attempts are bounded; the last one goes on with the keys it holds.
+    let keys = lockKeys([id], readProcessConfig(mergeOver(configToPlain(current.config), body)).config);
+    for (let attempt = 1; ; attempt++) {
+      const held = keys;
+      const updated = await this.locks.run(held, async () => {
+        const old = table.require(id);
+        const config = readOrThrow(mergeOver(configToPlain(old.config), body));
+        const values = this.deps.placeholders();
+        const resolved = resolveConfig(config, values);
+        keys = lockKeys([id], resolved);
+        if (attempt < MAX_LOCK_ATTEMPTS && keys.some((key) => !held.includes(key))) return undefined;
+        this.validate(config, resolved);
+        if (config.id !== id && table.has(config.id)) {
+          throw invalidConfig([`id: cannot rename "${id}" to "${config.id}", a process with that id exists`]);
+        }
+        await this.replace(old, config, resolved, values);
+        return config;
+      });
+      if (updated !== undefined) return updated;
+    }
+  }
+
+  /** Stops the process, purges its `purge_on_delete` files and forgets it. */
+  async remove(id: string): Promise<void> {
+    const { table } = this.deps;
+    await this.locks.run([id], async () => {
+      const entry = table.require(id);
+      await entry.supervisor.dispose();
+      table.delete(id);
+      this.deps.changed();
+      await this.deps.purge(entry);
+      await this.deps.db.save();
+    });
+  }
+
+  async runCommand(id: string, command: Command): Promise<void> {
+    await this.locks.run([id], async () => {
+      const entry = this.deps.table.require(id);
+      const supervisor = entry.supervisor;
+      switch (command) {
+        case 'start':
+          if (!supervisor.occupiesSlot) this.ensureSlot(id);
+          supervisor.start();
+          break;
+        case 'stop':
+          await supervisor.stop();
+          break;
+        case 'restart':
+          if (!supervisor.occupiesSlot) this.ensureSlot(id);
+          await supervisor.restart();
+          break;
+        case 'reload':
+          await this.reload(entry);
+          break;
+      }
+      await this.deps.db.save();
+    });
+  }
+
+  /** Sets one metadata key; `null` deletes it. Returns what is stored now. */
+  async setMetadata(id: string, key: string, value: unknown): Promise<unknown> {
+    return this.locks.run([id], async () => {
+      const entry = this.deps.table.require(id);
+      if (value === null) delete entry.metadata[key];
+      else entry.metadata[key] = value;
+      await this.deps.db.save();
+      return value;
+    });
+  }
+
+  /** A new runtime for the same config (the placeholder values have not changed since the start). */
+  private async reload(entry: ProcessEntry): Promise<void> {
+    const order = entry.supervisor.order;
+    await entry.supervisor.dispose();
+    const fresh = await this.deps.factory.create(entry.config, entry.resolved, entry);
+    fresh.report.adopt(entry.report);
+    fresh.supervisor.adoptCounts(entry.supervisor);
+    this.deps.table.set(fresh);
+    this.deps.changed();
+    if (order === 'start') fresh.supervisor.start();
+  }
+
+  /** Replaces the runtime of `old` by one for `config` (update); the caller holds the locks. */
+  private async replace(
+    old: ProcessEntry,
+    config: ProcessConfig,
+    resolved: ProcessConfig,
+    values: PlaceholderValues,
+  ): Promise<void> {
+    const { table, db } = this.deps;
+    const order = old.supervisor.order;
+    await old.supervisor.dispose();
+    await this.deps.purge(old);
+    const entry = await this.deps.factory.create(config, resolved, {
+      createdAt: old.createdAt,
+      updatedAt: this.deps.nowSeconds(),
+      metadata: old.metadata,
+    });
+    this.settle(entry, values);
+    entry.report.adopt(old.report);
+    entry.supervisor.adoptCounts(old.supervisor);
+    table.delete(old.config.id);
+    db.release(config.id);
+    table.set(entry);
+    this.deps.changed();
+    if (order === 'start') entry.supervisor.start();
+    await db.save();
+  }
+
+  /** The semantic checks (SPEC §7.1) against the current processes; throws a 400. */
+  private validate(config: ProcessConfig, resolved: ProcessConfig): void {
+    const problems = validateProcessConfig(config, resolved, {
+      access: this.deps.access,
+      lookup: (other) => this.deps.table.storedConfig(other),
+    });
+    if (problems.length > 0) throw invalidConfig(problems);
+  }
+
+  /**
+   * The server finished starting while this change was under way (a request in the first moments
+   * after the socket opened): the values `entry` was resolved with are outdated, and the service
+   * resolved only the processes it already had again.
+   */
+  private settle(entry: ProcessEntry, resolvedWith: PlaceholderValues): void {
+    const values = this.deps.placeholders();
+    if (values !== resolvedWith) entry.resolved = resolveConfig(entry.config, values);
+  }
+
+  private ensureSlot(id: string): void {
+    if (this.deps.table.slotsFull(id, this.deps.maxProcesses))
+      throw maxProcessesError(this.deps.maxProcesses);
+  }
+}
+
+/** `ids`, the id of `config` and the processes its inputs read from (`#<id>:output=…`), sorted. */
+function lockKeys(ids: string[], config: ProcessConfig | undefined): string[] {
+  if (config === undefined) return ids;
+  const referenced = config.input.flatMap((input) => parseOutputReference(input.address)?.processId ?? []);
+  return [...new Set([...ids, config.id, ...referenced])].sort();
+}

@@ -1,0 +1,37 @@
+/** Shortest wait before a reconnect, also when the configured delay is 0 (no busy loop). */
+export const MIN_RECONNECT_MS = 1000;
+
+/** The pending reconnect of a process: at most one, cancelled by any new order. */
+export class ReconnectTimer {
+  private timer: NodeJS.Timeout | undefined;
+  private atMs: number | undefined;
+
+  /** True while a reconnect is pending. */
+  get pending(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Calls `fire` after `delayMs` (at least `MIN_RECONNECT_MS`), replacing a pending one. */
+  schedule(nowMs: number, delayMs: number, fire: () => void): void {
+    this.cancel();
+    const delay = Math.max(delayMs, MIN_RECONNECT_MS);
+    this.atMs = nowMs + delay;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.atMs = undefined;
+      fire();
+    }, delay);
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.atMs = undefined;
+  }
+
+  /** Seconds until the pending reconnect, or -1 when none is pending. */
+  secondsLeft(nowMs: number): number {
+    if (this.atMs === undefined) return -1;
+    return Math.max(0, Math.ceil((this.atMs - nowMs) / 1000));
+  }
+}

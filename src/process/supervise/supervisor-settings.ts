@@ -1,0 +1,40 @@
+import type { Logger } from 'pino';
+import type { CredentialMask } from './credential-mask.js';
+import type { ProcessUsageSample } from './proc-usage.js';
+import type { IoLabels } from '../progress/index.js';
+import type { ResourceLimits } from './resource-watch.js';
+import type { OutputBudget } from './run.js';
+import type { SpawnFn } from './spawn.js';
+import type { ProcessState } from './states.js';
+
+/** What the supervisor needs to know of a process config, in base units. */
+export interface SupervisorSettings {
+  binary: string;
+  cwd: string;
+  reconnect: boolean;
+  reconnectDelayMs: number;
+  /** 0 = off. */
+  staleTimeoutMs: number;
+  limits: ResourceLimits;
+}
+
+/** What a run needs, made fresh for every start (references to other processes may have changed). */
+export interface PreparedRun {
+  args: string[];
+  labels: IoLabels;
+}
+
+export interface SupervisorDeps {
+  spawn: SpawnFn;
+  /** Wall clock, Unix milliseconds. */
+  now: () => number;
+  logger: Logger;
+  readUsage: (pid: number) => Promise<ProcessUsageSample | undefined>;
+  /** Logical CPUs, for CPU percentages of the whole machine. */
+  cpus: number;
+  budget: OutputBudget;
+  /** Hides credentials in the command line shown by the API. */
+  mask: CredentialMask;
+  /** Called on every state change (the global state counters). */
+  onStateChange: (from: ProcessState, to: ProcessState) => void;
+}
