@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
@@ -13,6 +13,7 @@ import { LogBuffer, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { registerProbeRoutes } from './probe/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
+import { removeStaleDirectories, removeStaleTemporaries } from './persistence/leftovers.js';
 import type { Collector } from './monitor/collector.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
@@ -95,6 +96,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Before anything can change: a change that cannot be saved must not be taken (issue 10 item 3).
   await assertWritableDir('db.dir', config.db.dir);
   await assertWritableDir('storage.disk.dir', config.storage.disk.dir);
+  await removeLeftovers(config.db.dir, deps.logger);
   const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
   // `storage.filesystems.disk` / `.mem` (Filesystem contract) for processes.
   await storage.registerMounts(server);
@@ -261,6 +263,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       return closing;
     },
   };
+}
+
+/**
+ * What crashed servers left: temporaries of db.json and the encoders' `-vstats` FIFO directories
+ * of servers that are gone (issue 10 item 9). Those of live servers carry a live pid and stay.
+ */
+async function removeLeftovers(dbDir: string, logger: Logger): Promise<void> {
+  const removed = [
+    ...(await removeStaleTemporaries(join(dbDir, 'db.json'))),
+    ...(await removeStaleDirectories(tmpdir(), 'streamcore-vstats-')),
+  ];
+  if (removed.length > 0) logger.info({ removed }, 'removed what a crashed server left behind');
 }
 
 /** `child_process.spawn` with the parent-death signal when `setpriv` is there, else plain (with a warning). */

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
+import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
 import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
@@ -42,6 +43,7 @@ export async function loadConfig(
   cwd: string = process.cwd(),
 ): Promise<LoadedConfig> {
   const file = resolve(cwd, env.CORE_CONFIGFILE ?? './config/config.json');
+  await removeStaleTemporaries(file);
   const problems: string[] = [];
   const read = await readConfigFile(file, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -51,7 +53,13 @@ export async function loadConfig(
   // lets anyone on the network run encoders (SPEC §2.2 "Safe first start"). Env vars still win.
   const firstLogin = read.created ? enableFirstStartAuth(fileJson) : undefined;
   const generatedMissing = fillGenerated(fileJson) || read.created;
-  if (generatedMissing) await writeFileAtomic(file, `${JSON.stringify(fileJson, null, 2)}\n`);
+  if (generatedMissing) {
+    await writeFileAtomic(file, `${JSON.stringify(fileJson, null, 2)}\n`).catch((error: unknown) => {
+      throw new ConfigError([
+        `config file ${file}: cannot be written (${(error as Error).message}); set CORE_CONFIGFILE to a writable place`,
+      ]);
+    });
+  }
 
   const resolved = resolveConfig(fileJson, env, cwd);
   if (resolved.problems.length > 0) throw new ConfigError(resolved.problems);

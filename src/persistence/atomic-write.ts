@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
+import { ownedName } from './leftovers.js';
+import { makeDirectory } from './make-dir.js';
 
 /**
  * Replaces `file` with `data` so that a reader (or a crash) sees either the old or the new content,
@@ -9,8 +10,9 @@ import { dirname, join, basename } from 'node:path';
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   const dir = dirname(file);
-  await mkdir(dir, { recursive: true });
-  const temporary = join(dir, `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  await makeDirectory(dir);
+  // Named with this server's pid: a later start removes what a crash left (leftovers.ts).
+  const temporary = join(dir, ownedName(`.${basename(file)}.`, '.tmp'));
   try {
     const handle = await open(temporary, 'w', mode);
     try {

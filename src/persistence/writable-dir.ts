@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirectory } from './make-dir.js';
 
 /** Raised at start-up when a directory the server must write to cannot be written. */
 export class UnwritableDirError extends Error {
@@ -25,7 +26,7 @@ export class UnwritableDirError extends Error {
 export async function assertWritableDir(key: string, dir: string): Promise<void> {
   const probe = join(dir, `.streamcore-write-probe-${randomBytes(6).toString('hex')}`);
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     const handle = await open(probe, 'wx', 0o600);
     try {
       await handle.writeFile('probe');

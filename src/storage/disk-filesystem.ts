@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { makeDirectory } from '../persistence/make-dir.js';
 import {
   lstat,
   mkdir,
@@ -67,7 +68,7 @@ export class DiskFilesystem implements MountedFilesystem {
 
   /** Creates the root when missing and remembers its real path. Call once before use. */
   async init(): Promise<void> {
-    await mkdir(this.options.root, { recursive: true });
+    await makeDirectory(this.options.root);
     this.realRoot = await realpath(this.options.root);
   }
 

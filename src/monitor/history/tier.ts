@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { makeDirectorySync } from '../../persistence/make-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ChunkEncoder, decodeChunk } from './chunk-codec.js';
@@ -70,7 +71,7 @@ export class Tier {
     this.options = options;
     this.dir = join(root, options.name);
     this.logger = logger.child({ tier: options.name });
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    makeDirectorySync(this.dir, 0o700);
   }
 
   /** Start time of the newest point, Unix seconds; -1 when the tier is empty. */

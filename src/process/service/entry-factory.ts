@@ -166,7 +166,7 @@ export class EntryFactory {
 
   /** Opens the process's `-vstats` FIFO; without one it runs without per-frame statistics. */
   private async attachVstats(entry: ProcessEntry): Promise<void> {
-    this.fifoDir ??= mkdtemp(join(tmpdir(), 'streamcore-vstats-')).catch((error: unknown) => {
+    this.fifoDir ??= mkdtemp(join(tmpdir(), `streamcore-vstats-${process.pid}-`)).catch((error: unknown) => {
       this.deps.logger.warn(
         { err: error },
         'no directory for -vstats FIFOs; per-stream video statistics are off',

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { makeDirectory } from '../../persistence/make-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { SpawnFn } from './spawn.js';
@@ -65,7 +66,7 @@ export class EncoderRegistry {
     const written = (async () => {
       const start = await this.startOf(pid);
       if (start === undefined) return;
-      await mkdir(this.deps.dir, { recursive: true });
+      await makeDirectory(this.deps.dir);
       await writeFile(file, JSON.stringify({ pid, start } satisfies Entry), { mode: 0o600 });
     })().catch((error: unknown) =>
       this.deps.logger.warn(
