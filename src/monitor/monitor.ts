@@ -50,18 +50,6 @@ export class Monitor {
     this.intervalMs = Math.max(1, metrics.interval_sec) * 1000;
     // With collection off, one snapshot is enough for on-demand Prometheus scrapes.
     this.store = new MetricStore(this.enabled ? Math.floor(metrics.range_sec / metrics.interval_sec) : 1);
-    this.query = new MetricsQueryService(
-      this.enabled ? this.store : undefined,
-      { rangeSec: metrics.range_sec, intervalSec: metrics.interval_sec },
-      {
-        maxItems: metrics.query.max_items,
-        maxPatternLength: metrics.query.max_pattern_length,
-        maxTotalPatternLength: metrics.query.max_total_pattern_length,
-        maxProgramSize: metrics.query.max_program_size,
-        maxTimeMs: metrics.query.max_time_ms,
-      },
-    );
-    this.exposition = new PrometheusExposition(this.store, config.id);
     const history = metrics.history;
     if (this.enabled && history.enable) {
       this.history = new MetricHistory({
@@ -72,7 +60,21 @@ export class Monitor {
         logger: deps.logger,
       });
       this.history.load();
-    }
+    } else this.history = undefined;
+    this.query = new MetricsQueryService(
+      this.enabled ? this.store : undefined,
+      { rangeSec: metrics.range_sec, intervalSec: metrics.interval_sec },
+      {
+        maxItems: metrics.query.max_items,
+        maxPatternLength: metrics.query.max_pattern_length,
+        maxTotalPatternLength: metrics.query.max_total_pattern_length,
+        maxProgramSize: metrics.query.max_program_size,
+        maxTimeMs: metrics.query.max_time_ms,
+      },
+      undefined,
+      this.history,
+    );
+    this.exposition = new PrometheusExposition(this.store, config.id);
   }
 
   /** Creates the scheduler from the collectors registered so far; starts periodic collection when enabled. */

@@ -185,6 +185,29 @@ export class MetricHistory {
     return result;
   }
 
+  /**
+   * The series of the metrics `wantsMetric` accepts that `read(tier, …, fromSec, toSec)` may
+   * return points for, by key: those of the tier's windows overlapping the range and those of the
+   * unfinished step. Nothing is decoded.
+   */
+  seriesIn(
+    tier: Tier,
+    fromSec: number,
+    toSec: number,
+    wantsMetric: (metricIndex: number) => boolean,
+  ): Map<string, SeriesInfo> {
+    const result = new Map<string, SeriesInfo>();
+    tier.seriesIn(fromSec, toSec, wantsMetric, result);
+    const isMinute = tier === this.minute;
+    const stepStart = isMinute ? this.currentMinute : this.currentHour;
+    if (stepStart < 0 || stepStart <= tier.newestStepSec || stepStart > toSec) return result;
+    (isMinute ? this.minuteAggregate : this.hourAggregate).peek((slot) => {
+      const series = this.slots[slot]!;
+      if (wantsMetric(series.metricIndex)) result.set(series.key, series);
+    });
+    return result;
+  }
+
   /** Bytes of all history files. */
   get diskBytes(): number {
     return this.minute.diskBytes + this.hour.diskBytes;

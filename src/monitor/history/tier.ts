@@ -199,6 +199,33 @@ export class Tier {
     return result;
   }
 
+  /**
+   * The series with a window overlapping [fromSec, toSec] that `wantsMetric` accepts (read from
+   * the cached indexes and the open window: nothing is decoded), added to `into` by key. A damaged
+   * sealed file is skipped here; `read` logs it.
+   */
+  seriesIn(
+    fromSec: number,
+    toSec: number,
+    wantsMetric: (metricIndex: number) => boolean,
+    into: Map<string, SeriesInfo>,
+  ): void {
+    for (const file of this.sealed) {
+      if (file.startSec + this.options.windowSec <= fromSec || file.startSec > toSec) continue;
+      let index: SegmentIndex;
+      try {
+        index = this.indexOf(file.path);
+      } catch {
+        continue;
+      }
+      for (const { series } of index.entries.values())
+        if (wantsMetric(series.metricIndex)) into.set(series.key, series);
+    }
+    if (this.openStartSec < 0 || this.openStartSec > toSec) return;
+    for (const { series } of this.openChunks.values())
+      if (wantsMetric(series.metricIndex)) into.set(series.key, series);
+  }
+
   /** Seals the open window (shutdown, or a new window started). */
   seal(): void {
     if (this.log === undefined) return;

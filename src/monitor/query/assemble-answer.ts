@@ -1,9 +1,18 @@
+import type { MetricHistory } from '../history/index.js';
 import type { MetricStore } from '../store.js';
 import type { QueryDeadline } from './deadline.js';
 import { METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './evaluate.js';
 import type { MetricsQuery } from './parse.js';
-import { maxPointsOf, pointCountOf, stepOf, type Retention } from './point-plan.js';
+import {
+  historyRangeOf,
+  maxPointsOf,
+  pointCountOf,
+  stepOf,
+  type HistoryRange,
+  type Retention,
+} from './point-plan.js';
 import type { SeriesSelection } from './select.js';
+import type { HistoryEntry } from './history-view.js';
 import type { SeriesFragments, StepValues } from './series-fragments.js';
 
 const COMMA = Buffer.from(',');
@@ -30,6 +39,7 @@ export function assembleAnswer(
   query: MetricsQuery,
   selection: SeriesSelection,
   deadline: QueryDeadline,
+  history?: MetricHistory,
 ): Buffer | undefined {
   const writer = new AnswerWriter();
   writer.push(head);
@@ -37,6 +47,9 @@ export function assembleAnswer(
     writer.push(ANSWER_END);
     return writer.toBuffer();
   }
+  const historyRange = historyRangeOf(query, retention, store, history);
+  if (historyRange !== undefined)
+    return assembleHistory(writer, fragments, history!, historyRange, selection, deadline);
   let source: SeriesSource;
   if (query.timerangeSec === undefined) {
     source = new LatestValues(fragments);
@@ -62,6 +75,44 @@ export function assembleAnswer(
       fragments.keepMetricBlock(metricIndex, source.variant, block);
     }
     writer.pushObjects(block);
+  }
+  writer.push(ANSWER_END);
+  return writer.toBuffer();
+}
+
+/**
+ * A range past the raw window: the series of the history view (store and tier together), each
+ * object its head, the tail of its encoded pairs from the query's first point, and `]}`.
+ */
+function assembleHistory(
+  writer: AnswerWriter,
+  fragments: SeriesFragments,
+  history: MetricHistory,
+  range: HistoryRange,
+  selection: SeriesSelection,
+  deadline: QueryDeadline,
+): Buffer | undefined {
+  const view = fragments.historyView(history, range);
+  if (view === undefined) return undefined;
+  const first = view.count - range.count;
+  const lists = view.seriesFrom(first, (metricIndex) => selection.wantsMetric(metricIndex));
+  const chosen: HistoryEntry[] = [];
+  let seen = 0;
+  for (const metricIndex of METRICS_IN_NAME_ORDER) {
+    const entries = lists[metricIndex];
+    if (entries === undefined) continue;
+    const all = selection.wantsAll(metricIndex);
+    for (const entry of entries) {
+      if (++seen % SERIES_PER_DEADLINE_CHECK === 0) deadline.check();
+      if (all || selection.matches(metricIndex, entry.labelValues)) chosen.push(entry);
+    }
+  }
+  view.encodeFrom(chosen, first);
+  deadline.check();
+  for (const entry of chosen) {
+    const start = entry.starts[first - entry.from]!;
+    if (start === entry.bytes.length) continue;
+    writer.pushSeries(entry.head, entry.bytes, start + 1);
   }
   writer.push(ANSWER_END);
   return writer.toBuffer();

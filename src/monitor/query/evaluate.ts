@@ -1,9 +1,12 @@
 import { CATALOG } from '../catalog.js';
+import type { MetricHistory } from '../history/index.js';
 import type { MetricStore } from '../store.js';
 import type { QueryDeadline } from './deadline.js';
+import { evaluateHistoryObjects } from './evaluate-history.js';
 import { formatNumber } from './format-number.js';
 import type { MetricsQuery } from './parse.js';
 import {
+  historyRangeOf,
   planPoints,
   pointCountOf,
   stepOf,
@@ -31,7 +34,8 @@ export function answerHead(retention: Retention): string {
  * evaluation, which formats every point of every matching series for this one answer. The server
  * answers from encoded fragments instead (assemble-answer.ts) and comes here only when those
  * decline; the tests compare both byte for byte. Latest-value mode when `timerangeSec` is not given,
- * time series (sample and hold) otherwise.
+ * time series (sample and hold) otherwise; a range past the raw window reads `history` too
+ * (evaluate-history.ts).
  */
 export function evaluateQuery(
   store: MetricStore,
@@ -39,9 +43,14 @@ export function evaluateQuery(
   query: MetricsQuery,
   selection: SeriesSelection,
   deadline?: QueryDeadline,
+  history?: MetricHistory,
 ): string {
   const head = answerHead(retention);
   if (store.snapshotCount === 0) return `${head}]}`;
+  const historyRange = historyRangeOf(query, retention, store, history);
+  if (historyRange !== undefined) {
+    return `${head}${evaluateHistoryObjects(store, history!, historyRange, selection, deadline).join(',')}]}`;
+  }
   const points =
     query.timerangeSec === undefined
       ? latestPoint(store)

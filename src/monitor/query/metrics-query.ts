@@ -1,4 +1,5 @@
 import { EncodedBody } from '../encoded-body.js';
+import type { MetricHistory } from '../history/index.js';
 import type { MetricStore } from '../store.js';
 import { assembleAnswer } from './assemble-answer.js';
 import { QueryDeadline } from './deadline.js';
@@ -41,17 +42,21 @@ export class MetricsQueryService {
   private cachedBytes = 0;
   private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
   private cachedSeq = -1;
+  private readonly history: MetricHistory | undefined;
 
   /**
    * `store` undefined: collection is disabled. `now`: a monotonic clock (ms) for the time budget.
+   * `history`: answers ranges past the raw window (docs/history.md, Queries).
    */
   constructor(
     store: MetricStore | undefined,
     retention: Retention,
     limits: QueryLimits,
     now: () => number = () => performance.now(),
+    history?: MetricHistory,
   ) {
     this.store = store;
+    this.history = history;
     this.retention = retention;
     this.limits = limits;
     this.now = now;
@@ -101,8 +106,11 @@ export class MetricsQueryService {
       query,
       selection,
       deadline,
+      this.history,
     );
-    return new EncodedBody(assembled ?? evaluateQuery(store, this.retention, query, selection, deadline));
+    return new EncodedBody(
+      assembled ?? evaluateQuery(store, this.retention, query, selection, deadline, this.history),
+    );
   }
 
   /** Counts `bytes` against the cache bound if they fit. */

@@ -1,3 +1,4 @@
+import type { MetricHistory, Tier } from '../history/index.js';
 import type { MetricStore } from '../store.js';
 import { QueryError, type MetricsQuery } from './parse.js';
 
@@ -58,6 +59,59 @@ export function pointCountOf(query: MetricsQuery, retention: Retention, store: M
     ]);
   }
   return count;
+}
+
+/**
+ * A time-series query whose range goes past the raw window, answered with the history's help
+ * (docs/history.md, Queries): the points inside the raw window read the raw snapshots as always,
+ * the points before it read the finest tier whose retention covers the range (sample and hold:
+ * the tier's point of the step that holds `t_k`; none there, the point is left out).
+ */
+export interface HistoryRange {
+  tier: Tier;
+  /** `interval_sec`, or the tier's step widened until the range has at most the allowed points. */
+  intervalSec: number;
+  /** Points of this query: `max(1, floor(min(T, longest retention) / I))`. */
+  count: number;
+  /** Points of the longest range this tier answers at this step: the query's points are the last `count` of those. */
+  maxCount: number;
+}
+
+/**
+ * The history's part of a time-series query: undefined when there is no history or the range fits
+ * the raw window (answered from the snapshots alone, as before). `QueryError` when the range at
+ * `interval_sec` has more points than a query may ask for.
+ */
+export function historyRangeOf(
+  query: MetricsQuery,
+  retention: Retention,
+  store: MetricStore,
+  history: MetricHistory | undefined,
+): HistoryRange | undefined {
+  const timerangeSec = query.timerangeSec;
+  if (history === undefined || timerangeSec === undefined || timerangeSec <= retention.rangeSec)
+    return undefined;
+  const longestSec = history.longestRetentionSec;
+  if (longestSec <= retention.rangeSec) return undefined;
+  const rangeSec = Math.min(timerangeSec, longestSec);
+  const tier = history.tierFor(rangeSec)!;
+  const maxPoints = maxPointsAllowed(store);
+  const stepSec = tier.options.stepSec;
+  const intervalSec = query.intervalSec ?? stepSec * Math.max(1, Math.ceil(rangeSec / (stepSec * maxPoints)));
+  const count = Math.max(1, Math.floor(rangeSec / intervalSec));
+  if (count > maxPoints) {
+    throw new QueryError([
+      `interval_sec: ${intervalSec} s over ${rangeSec} s gives ${count} points per series, at most ${maxPoints} are allowed`,
+    ]);
+  }
+  const maxCount = Math.min(Math.max(1, Math.floor(tier.options.retentionSec / intervalSec)), maxPoints);
+  return { tier, intervalSec, count, maxCount };
+}
+
+/** The start of the tier step that holds `timeSec`: the point a history-served `t_k` reads. */
+export function tierStepOf(tier: Tier, timeSec: number): number {
+  const stepSec = tier.options.stepSec;
+  return timeSec - (((timeSec % stepSec) + stepSec) % stepSec);
 }
 
 function maxPointsAllowed(store: MetricStore): number {

@@ -1,11 +1,14 @@
 import { CATALOG } from '../catalog.js';
+import type { MetricHistory } from '../history/index.js';
 import type { MetricStore } from '../store.js';
 import { labelsJson } from './evaluate.js';
 import { formatNumber } from './format-number.js';
-import { planPoints, toUnixSeconds, type PointPlan } from './point-plan.js';
+import { HistoryView } from './history-view.js';
+import { planPoints, toUnixSeconds, type HistoryRange, type PointPlan } from './point-plan.js';
 
 /**
- * Steps (`interval_sec`) whose encoded values are kept per snapshot. A query with another step is
+ * Steps (`interval_sec`) whose encoded values are kept per snapshot (and as many history views,
+ * history-view.ts). A query with another step is
  * answered by the plain evaluation: an attacker cycling through steps cannot make the server
  * encode the whole window again and again within one snapshot.
  */
@@ -85,6 +88,8 @@ export class SeriesFragments {
   /** `null`: the series has no sample in the newest snapshot. */
   private latest: (Buffer | null | undefined)[] = [];
   private readonly steps = new Map<number, StepValues>();
+  /** History views by tier and step (`minute/300`), at most `MAX_STEPS_PER_SNAPSHOT` as well. */
+  private readonly historyViews = new Map<string, HistoryView>();
   /** Per kind of answer (see `metricBlock`), per metric. */
   private readonly blocks = new Map<string, (Buffer | undefined)[]>();
   private blockBytes = 0;
@@ -143,6 +148,27 @@ export class SeriesFragments {
   }
 
   /**
+   * The points of the history range's tier and step (history-view.ts), or undefined when this
+   * snapshot already keeps the most steps it may.
+   */
+  historyView(history: MetricHistory, range: HistoryRange): HistoryView | undefined {
+    this.dropIfStale();
+    const key = `${range.tier.options.name}/${range.intervalSec}`;
+    let view = this.historyViews.get(key);
+    if (view === undefined) {
+      if (this.historyViews.size >= MAX_STEPS_PER_SNAPSHOT) return undefined;
+      view = new HistoryView(
+        this.store,
+        history,
+        range.tier,
+        planPoints(this.store, range.intervalSec, range.maxCount),
+      );
+      this.historyViews.set(key, view);
+    }
+    return view;
+  }
+
+  /**
    * The objects of every series of a metric in one kind of answer (`variant`: equal variants give
    * equal objects within a snapshot), comma-separated, if kept for this snapshot.
    */
@@ -169,6 +195,7 @@ export class SeriesFragments {
     this.seq = seq;
     this.latest = [];
     this.steps.clear();
+    this.historyViews.clear();
     this.blocks.clear();
     this.blockBytes = 0;
   }

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { MetricHistory } from '../../src/monitor/history/index.js';
+import { MetricsQueryService, parseMetricsQuery, QueryError } from '../../src/monitor/query/index.js';
+import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
+import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
+import { compileSelection, SeriesSelection } from '../../src/monitor/query/select.js';
+import {
+  commitRandomSnapshot,
+  LIMITS,
+  randomQuery,
+  randomSeriesPool,
+  scenario,
+  type Scenario,
+} from '../helpers/random-queries.js';
+
+/**
+ * Ranges past the raw window are answered with the history (docs/history.md, Queries): the server
+ * from lazily encoded history views (history-view.ts), the reference by formatting every point
+ * (evaluate-history.ts). Both must give the same bytes, for random stores fed into a real history
+ * on disk across minutes, hours, sealed windows, expired files and restarts, with series that come
+ * and go.
+ */
+
+const HOUR = 3600;
+const DAY = 86_400;
+
+interface HistoryScenario extends Scenario {
+  history: MetricHistory;
+  dir: string;
+  minuteDays: number;
+  hourDays: number;
+}
+
+function openHistory(s: { dir: string; minuteDays: number; hourDays: number }): MetricHistory {
+  const history = new MetricHistory({
+    dir: s.dir,
+    minuteRetentionDays: s.minuteDays,
+    hourRetentionDays: s.hourDays,
+    maxSizeBytes: 0,
+    logger: pino({ level: 'silent' }),
+  });
+  history.load();
+  return history;
+}
+
+function historyScenario(seed: number): HistoryScenario {
+  const s = scenario(seed);
+  const dir = mkdtempSync(join(tmpdir(), 'query-history-'));
+  const minuteDays = 1;
+  const hourDays = s.pick([2, 3, 12]);
+  const history = openHistory({ dir, minuteDays, hourDays });
+  const service = new MetricsQueryService(s.store, s.retention, LIMITS, undefined, history);
+  return { ...s, service, history, dir, minuteDays, hourDays };
+}
+
+/** A query of a random range, many of them past the raw window, some past every retention. */
+function randomLongQuery(s: HistoryScenario): Record<string, unknown> {
+  const body = randomQuery(s);
+  if (s.random() < 0.8) {
+    body.timerange_sec = s.pick([
+      s.retention.rangeSec + 1,
+      10 * 60,
+      HOUR,
+      5 * HOUR,
+      DAY,
+      s.minuteDays * DAY,
+      s.minuteDays * DAY + 1,
+      2 * DAY,
+      s.hourDays * DAY,
+      s.hourDays * DAY + 500,
+      400 * DAY,
+      Math.floor(s.random() * s.hourDays * DAY),
+    ]);
+    const interval = s.pick([undefined, undefined, 1, 7, 30, 60, 90, 300, 3600, 5400, 86_400]);
+    if (interval !== undefined) body.interval_sec = interval;
+  }
+  return body;
+}
+
+function reference(s: HistoryScenario, body: unknown, patterns: PatternCache): string {
+  const query = parseMetricsQuery(body, LIMITS, patterns);
+  const selection =
+    query.timerangeSec !== undefined && query.items.length === 0
+      ? SeriesSelection.all()
+      : compileSelection(query.items);
+  return evaluateQuery(s.store, s.retention, query, selection, undefined, s.history);
+}
+
+/** Compares one body; returns whether the answer holds a point older than the raw window. */
+function compare(s: HistoryScenario, body: unknown, patterns: PatternCache, context: string): boolean {
+  let expected: string;
+  try {
+    expected = reference(s, body, patterns);
+  } catch (error) {
+    assert.ok(error instanceof QueryError, `${context}: only QueryError (${String(error)})`);
+    assert.throws(() => s.service.answer(body), QueryError, context);
+    return false;
+  }
+  assert.equal(s.service.answer(body, JSON.stringify(body)).bytes.toString('utf8'), expected, context);
+  if (s.store.snapshotCount === 0) return false;
+  const oldestRawSec = Math.floor(s.store.timeMs(s.store.oldestSeq) / 1000);
+  const answer = JSON.parse(expected) as { metrics: { values: [number, number][] }[] };
+  return answer.metrics.some((series) => series.values.some(([time]) => time < oldestRawSec));
+}
+
+describe('metrics query past the raw window: history views against the plain evaluation', () => {
+  it('gives the same bytes for random long ranges over a random history, across restarts', () => {
+    let compared = 0;
+    let fromHistory = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      const s = historyScenario(seed);
+      try {
+        const patterns = new PatternCache(LIMITS.maxProgramSize);
+        let pool = randomSeriesPool(s);
+        let timeMs = Date.UTC(2026, 2, 1) + Math.floor(s.random() * 1000);
+        compare(s, randomLongQuery(s), patterns, `seed ${seed}, empty store`);
+        for (let tick = 0; tick < 120; tick++) {
+          // Collection ticks, with jumps that cross minutes, hours, 6-hour windows and days.
+          const jumpSec = s.pick([
+            s.retention.intervalSec,
+            s.retention.intervalSec,
+            45,
+            61,
+            600,
+            HOUR,
+            7 * HOUR,
+          ]);
+          timeMs += jumpSec * 1000 + s.pick([0, 250, -400, 999]);
+          if (s.random() < 0.1) pool = [...pool.filter(() => s.random() < 0.5), ...randomSeriesPool(s)];
+          const batch = commitRandomSnapshot(s, timeMs, pool);
+          s.history.ingest(timeMs, batch, s.store);
+          if (s.random() < 0.03) {
+            // A restart: the history is read back from its files.
+            s.history.close();
+            s.history = openHistory(s);
+            s.service = new MetricsQueryService(s.store, s.retention, LIMITS, undefined, s.history);
+          }
+          for (let q = 0; q < 3; q++) {
+            const body = randomLongQuery(s);
+            if (compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`))
+              fromHistory++;
+            compared++;
+          }
+        }
+      } finally {
+        s.history.close();
+        rmSync(s.dir, { recursive: true, force: true });
+      }
+    }
+    assert.ok(compared >= 3500, `compared ${compared} queries`);
+    assert.ok(fromHistory >= 800, `only ${fromHistory} answers held points from the history`);
+  });
+
+  it('gives the same bytes when the views decline (more steps in one snapshot than they keep)', () => {
+    const s = historyScenario(5);
+    try {
+      const patterns = new PatternCache(LIMITS.maxProgramSize);
+      const pool = randomSeriesPool(s).map((series) => ({ ...series, p: 1 }));
+      let timeMs = Date.UTC(2026, 2, 1);
+      for (let tick = 0; tick < 40; tick++) {
+        timeMs += 10 * 60_000;
+        s.history.ingest(timeMs, commitRandomSnapshot(s, timeMs, pool), s.store);
+        for (const step of [60, 120, 180, 240, 300, 600, 3600, 7200]) {
+          const body = { timerange_sec: DAY, interval_sec: step, metrics: [] };
+          compare(s, body, patterns, `tick ${tick}, step ${step}`);
+        }
+      }
+    } finally {
+      s.history.close();
+      rmSync(s.dir, { recursive: true, force: true });
+    }
+  });
+});
