@@ -69,7 +69,7 @@ export interface App {
   readonly monitor: Monitor;
   /** The routes answered ahead of fastify (for tools, tests and benchmarks). */
   readonly lane: DirectLane;
-  /** The live ingest servers (RTMP), for tools, tests and benchmarks. */
+  /** The live ingest servers (RTMP, SRT), for tools, tests and benchmarks. */
   readonly ingest: Ingest;
   /** The API description built from the routes (OpenAPI 3.1 at /api/v3/openapi.json). */
   readonly description: ApiDescription;
@@ -133,7 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   });
   collectors.push(sessions.metrics);
 
-  // --- ingest: RTMP server ---
+  // --- ingest: RTMP and SRT servers ---
   // Before processes: it listens first (a restored process may read `{rtmp}` at once) and closes
   // after they stopped (shutdown steps run in reverse).
   const ingest = createIngest(config, {
@@ -141,6 +141,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     now,
     lifecycle,
     rtmpCollector: config.sessions.enable ? sessions.collectors.get('rtmp') : undefined,
+    srtCollector: config.sessions.enable ? sessions.collectors.get('srt') : undefined,
   });
 
   // --- processes ---
@@ -162,7 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     cpus: availableParallelism(),
     filesystems: storage.filesystems,
     templates: ingest.placeholders,
-    secrets: [config.rtmp.token],
+    secrets: [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
   });
   collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));

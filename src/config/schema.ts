@@ -128,6 +128,18 @@ export interface Config {
     /** Required from publishers and players when not empty (`?token=` or the last path element). */
     token: string;
   };
+  /** The SRT server (datarhei Core's `srt` section, docs/ingest.md). */
+  srt: {
+    enable: boolean;
+    /** UDP listen address, `host:port` or `:port`. */
+    address: string;
+    /** Encryption passphrase every caller must use (10–79 characters); '' = unencrypted. */
+    passphrase: string;
+    /** Required in the stream id (`,token:<token>`) when not empty. */
+    token: string;
+    /** Accepted for compatibility; libsrt's log is not collected (GET /api/v3/srt's logs stay empty). */
+    log: { enable: boolean; topics: string[] };
+  };
   /** Certificate and key (PEM files) for RTMPS; the reference's HTTPS keys are not implemented. */
   tls: { cert_file: string; key_file: string };
   sessions: {
@@ -206,6 +218,13 @@ export function defaultConfig(): Config {
       address_tls: ':1936',
       app: '/',
       token: '',
+    },
+    srt: {
+      enable: false,
+      address: ':6000',
+      passphrase: '',
+      token: '',
+      log: { enable: false, topics: [] },
     },
     tls: { cert_file: '', key_file: '' },
     sessions: {

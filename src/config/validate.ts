@@ -88,6 +88,7 @@ export function validateConfig(config: Config): string[] {
   problems.push(...accessSettingProblems(config.ffmpeg.access));
 
   problems.push(...validateRtmp(config));
+  problems.push(...validateSrt(config));
 
   const sessions = config.sessions;
   for (const cidr of sessions.ip_ignorelist) {
@@ -117,6 +118,24 @@ function validateRtmp(config: Config): string[] {
   }
   if (tls.cert_file === '') problems.push('tls.cert_file: required when rtmp.enable_tls is true');
   if (tls.key_file === '') problems.push('tls.key_file: required when rtmp.enable_tls is true');
+  return problems;
+}
+
+function validateSrt(config: Config): string[] {
+  const { srt } = config;
+  const problems: string[] = [];
+  if (!srt.enable) return problems;
+  if (parseListenAddress(srt.address) === undefined) {
+    problems.push(`srt.address: must be "host:port" or ":port", got "${srt.address}"`);
+  }
+  // libsrt's limits for a passphrase.
+  if (srt.passphrase !== '' && (srt.passphrase.length < 10 || srt.passphrase.length > 79)) {
+    problems.push(`srt.passphrase: must be empty or 10 to 79 characters, got ${srt.passphrase.length}`);
+  }
+  // ffmpeg reads srt:// options raw, split at '&': a value holding one cannot be passed on.
+  for (const key of ['passphrase', 'token'] as const) {
+    if (/[&#\s]/.test(srt[key])) problems.push(`srt.${key}: must not contain "&", "#" or white space`);
+  }
   return problems;
 }
 

@@ -10,8 +10,12 @@ import { RtmpServer } from './rtmp/index.js';
 import { registerRtmpRoutes } from './rtmp-routes.js';
 import { RtmpSessions } from './rtmp-sessions.js';
 import { rtmpPlaceholder } from './rtmp-placeholder.js';
+import { createSrtIngest } from './srt-ingest.js';
+import { registerSrtRoutes } from './srt-routes.js';
+import type { SrtServer } from './srt/index.js';
 
 export { RtmpServer } from './rtmp/index.js';
+export { SrtServer } from './srt/index.js';
 
 export interface IngestDeps {
   logger: Logger;
@@ -19,20 +23,24 @@ export interface IngestDeps {
   lifecycle: Lifecycle;
   /** The `rtmp` session collector; undefined when `sessions.enable` is off. */
   rtmpCollector: SessionCollector | undefined;
+  /** The `srt` session collector; undefined when `sessions.enable` is off. */
+  srtCollector: SessionCollector | undefined;
 }
 
-/** The live ingest servers (RTMP here; SRT beside it) and what other modules use of them. */
+/** The live ingest servers (RTMP, SRT) and what other modules use of them. */
 export interface Ingest {
   /** The RTMP server when `rtmp.enable`. */
   readonly rtmp: RtmpServer | undefined;
-  /** Process placeholders the servers provide (`{rtmp}`), by name. */
+  /** The SRT server when `srt.enable`. */
+  readonly srt: SrtServer | undefined;
+  /** Process placeholders the servers provide (`{rtmp}`, `{srt}`), by name. */
   readonly placeholders: Readonly<Record<string, PlaceholderTemplate>>;
-  /** `GET /api/v3/rtmp`, into the guarded `/api/v3` scope. */
+  /** `GET /api/v3/rtmp` and `GET /api/v3/srt`, into the guarded `/api/v3` scope. */
   registerApi(v3: FastifyInstance): void;
 }
 
 /**
- * Builds the enabled ingest servers. They listen when the app listens, before processes start
+ * Builds the enabled ingest servers (SRT in srt-ingest.ts). They listen when the app listens, before processes start
  * (a restored process may read `{rtmp}` at once), and close after the processes stopped. A port in
  * use or an unreadable certificate fails start-up with the config key in the message.
  */
@@ -62,12 +70,18 @@ export function createIngest(config: Config, deps: IngestDeps): Ingest {
     });
     deps.lifecycle.onShutdown(() => server.close());
   }
+  const srt = createSrtIngest(config, deps);
   return {
     rtmp,
+    srt: srt.server,
     placeholders: {
       rtmp: (params) => rtmpPlaceholder(options, boundPort, params),
+      srt: srt.placeholder,
     },
-    registerApi: (v3) => registerRtmpRoutes(v3, rtmp),
+    registerApi: (v3) => {
+      registerRtmpRoutes(v3, rtmp);
+      registerSrtRoutes(v3, srt.server);
+    },
   };
 }
 

@@ -12,13 +12,26 @@ export function rtmpPlaceholder(
   boundPort: number | undefined,
   params: Readonly<Record<string, string>>,
 ): string {
-  const address = parseListenAddress(options.address);
-  const wildcard = address === undefined || ['', '0.0.0.0', '::'].includes(address.host);
-  const host = wildcard ? '127.0.0.1' : address.host.includes(':') ? `[${address.host}]` : address.host;
-  const port = boundPort ?? address?.port ?? 1935;
+  const { host, port } = placeholderHost(options.address, boundPort, 1935);
   let url = `rtmp://${host}:${port}`;
   if (options.app !== '/') url += options.app.replace(/\/+$/, '');
   url += `/${params.name ?? '{name}'}`;
   if (options.token !== '') url += `?token=${encodeURIComponent(options.token)}`;
   return url;
+}
+
+/**
+ * Host and port a process on this machine reaches a listener at: the configured host, or
+ * 127.0.0.1 when it listens on every interface; the bound port (port 0 picks one), else the
+ * configured one.
+ */
+export function placeholderHost(
+  listenAddress: string,
+  boundPort: number | undefined,
+  defaultPort: number,
+): { host: string; port: number } {
+  const address = parseListenAddress(listenAddress);
+  const wildcard = address === undefined || ['', '0.0.0.0', '::'].includes(address.host);
+  const host = wildcard ? '127.0.0.1' : address.host.includes(':') ? `[${address.host}]` : address.host;
+  return { host, port: boundPort ?? address?.port ?? defaultPort };
 }
