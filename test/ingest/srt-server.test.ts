@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SessionCollector } from '../../src/session/session-collector.js';
-import { waitFor } from './rtmp-support.js';
+import { ffmpeg, waitFor } from './rtmp-support.js';
 import { playSrt, publishSrt, SRT_SKIP, srtUrl, startSrt, videoFrameSizes } from './srt-support.js';
 
 let dir = '';
@@ -63,4 +63,164 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
       server.close();
     }
   });
+
+  it('refuses a second publisher, a player of nothing and an unknown mode; frees the name when the publisher leaves', async () => {
+    const { server, port, logs } = await startSrt();
+    try {
+      const first = publishSrt(srtUrl(port, 'x,mode:publish'), 4);
+      await waitFor(() => server.resources().includes('x'), 'the stream to go live');
+      const second = await publishSrt(srtUrl(port, 'x,mode:publish'), 1).done;
+      assert.notEqual(second.code, 0, 'a second publisher to a live name is refused');
+      const nothing = await playSrt(srtUrl(port, 'nothing'), join(dir, 'nothing.ts')).done;
+      assert.notEqual(nothing.code, 0, 'a player of a name nobody publishes is refused');
+      const oddMode = await playSrt(srtUrl(port, 'x,mode:play'), join(dir, 'odd.ts')).done;
+      assert.notEqual(oddMode.code, 0, 'mode:play is not a mode');
+      assert.deepEqual(
+        logs.filter((line) => line.includes('refused')),
+        [
+          'srt publish refused (1409): already publishing',
+          'srt request refused (1404): no publisher for this resource found',
+          'srt play refused (1405): invalid connection mode',
+        ],
+      );
+      assert.equal((await first.done).code, 0);
+      await waitFor(() => server.resources().length === 0, 'the name to be free');
+      const again = await publishSrt(srtUrl(port, 'x,mode:publish'), 1).done;
+      assert.equal(again.code, 0, again.stderr);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses a missing or wrong token, and lets publisher and player with it through', async () => {
+    const { server, port, logs } = await startSrt({ token: 'se,cret' });
+    try {
+      for (const id of ['x,mode:publish', 'x,mode:publish,token:nope', 'x,token:se,mode:publish']) {
+        const refused = await publishSrt(srtUrl(port, id), 1).done;
+        assert.notEqual(refused.code, 0, `${id} is refused`);
+      }
+      assert.deepEqual(server.resources(), []);
+      assert.deepEqual(
+        logs.filter((line) => line.includes('refused')),
+        [
+          'srt publish refused (1401): token required',
+          'srt publish refused (1401): invalid token',
+          'srt publish refused (1401): invalid token',
+        ],
+      );
+      // A token may hold a comma: it runs to the next ",mode:" or the end.
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish,token:se,cret'), 4);
+      await waitFor(() => server.resources().includes('x'), 'the stream to go live');
+      const refusedPlayer = await playSrt(srtUrl(port, 'x,token:wrong'), join(dir, 'bad.ts')).done;
+      assert.notEqual(refusedPlayer.code, 0);
+      const player = await ffmpegPlay(srtUrl(port, '#!::r=x,token=se'), 1);
+      assert.notEqual(player.code, 0, 'the "#!:" form splits at commas: token "se" is wrong');
+      const good = await ffmpegPlay(srtUrl(port, 'x,token:se,cret'), 1);
+      assert.equal(good.code, 0, good.stderr);
+      assert.equal((await publisher.done).code, 0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('requires the passphrase: none, a wrong one and one on an unencrypted server are refused', async () => {
+    const passphrase = 'correct-horse-battery';
+    const { server, port } = await startSrt({ passphrase });
+    const plain = await startSrt();
+    try {
+      for (const given of ['', 'wrong-passphrase-1']) {
+        const refused = await publishSrt(srtUrl(port, 'x,mode:publish', given), 1).done;
+        assert.notEqual(refused.code, 0, `passphrase "${given}" is refused`);
+      }
+      const encryptedToPlain = await publishSrt(srtUrl(plain.port, 'x,mode:publish', passphrase), 1).done;
+      assert.notEqual(encryptedToPlain.code, 0, 'an encrypting caller is refused by a server without passphrase');
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish', passphrase), 4);
+      await waitFor(() => server.resources().includes('x'), 'the stream to go live');
+      const unencryptedPlayer = await ffmpegPlay(srtUrl(port, 'x'), 1);
+      assert.notEqual(unencryptedPlayer.code, 0);
+      const player = await ffmpegPlay(srtUrl(port, 'x', passphrase), 1);
+      assert.equal(player.code, 0, player.stderr);
+      assert.equal((await publisher.done).code, 0);
+    } finally {
+      server.close();
+      plain.server.close();
+    }
+  });
+
+  it('ends players when the publisher dies mid-stream, and relays the next publisher of the name', async () => {
+    const collector = newCollector(0);
+    const { server, port } = await startSrt({ collector });
+    try {
+      const first = publishSrt(srtUrl(port, 'x,mode:publish'), 30);
+      await waitFor(() => server.resources().includes('x'), 'the stream to go live');
+      const player = playSrt(srtUrl(port, 'x'), join(dir, 'cut.ts'));
+      await waitFor(() => (server.channels().subscriber.x?.length ?? 0) === 1, 'the player');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      first.child.kill('SIGKILL');
+      // libsrt notices a silent peer after its idle timeout (5 s): then the player is ended too.
+      await player.done;
+      await waitFor(() => server.resources().length === 0, 'the name to be free', 15_000);
+      assert.equal(collector.stats().active, 0);
+      const second = publishSrt(srtUrl(port, 'x,mode:publish'), 3);
+      await waitFor(() => server.resources().includes('x'), 'the stream to go live again');
+      const again = await ffmpegPlay(srtUrl(port, 'x'), 1);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal((await second.done).code, 0);
+      assert.equal(collector.stats().total, 4, 'two publishers and two players were sessions');
+      assert.ok(collector.stats().rxBytes > 100_000, 'publishers sent bytes');
+      assert.ok(collector.stats().txBytes > 50_000, 'players were sent bytes');
+    } finally {
+      server.close();
+    }
+  });
 });
+
+function newCollector(maxSessions: number): SessionCollector {
+  return new SessionCollector('srt', {
+    now: Date.now,
+    timeoutMs: 30_000,
+    pendingTimeoutMs: 5_000,
+    limits: { maxSessions, maxTxBitrate: 0, maxRxBitrate: 0 },
+  });
+}
+
+describe('SRT sessions', { skip: SRT_SKIP }, () => {
+  it('counts publisher and player with their bytes, and closes a player over sessions.max_sessions', async () => {
+    const collector = newCollector(2);
+    const { server, port } = await startSrt({ collector });
+    try {
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 6);
+      await waitFor(() => server.resources().includes('x'), 'the stream to go live');
+      const first = playSrt(srtUrl(port, 'x'), join(dir, 'first.ts'));
+      await waitFor(() => collector.stats().active === 2, 'two sessions');
+      const over = await ffmpegPlay(srtUrl(port, 'x'), 1);
+      assert.notEqual(over.code, 0, 'a third session is refused');
+      assert.deepEqual(
+        collector.activeSessions().map((session) => [session.local, session.reference]),
+        [
+          ['publish:x', 'x'],
+          ['play:x', 'x'],
+        ],
+      );
+      await waitFor(
+        () => collector.activeSessions().every((session) => session.rxBytes + session.txBytes > 20_000),
+        'bytes to be counted each second',
+      );
+      const [publisherSession, playerSession] = collector.activeSessions();
+      assert.ok((publisherSession?.rxBytes ?? 0) > 20_000, 'the publisher sent bytes');
+      assert.ok((playerSession?.txBytes ?? 0) > 20_000, 'the player was sent bytes');
+      assert.equal((await publisher.done).code, 0);
+      await first.done;
+      await waitFor(() => collector.stats().active === 0, 'the sessions to close');
+      assert.equal(collector.stats().total, 2, 'the refused player was never a session');
+    } finally {
+      server.close();
+    }
+  });
+});
+
+/** An ffmpeg player that decodes `seconds` of the stream and ends. */
+function ffmpegPlay(url: string, seconds: number): Promise<{ code: number | null; stderr: string }> {
+  return ffmpeg(['-i', url, '-t', String(seconds), '-f', 'null', '-']).done;
+}
+

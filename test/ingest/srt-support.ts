@@ -22,19 +22,24 @@ export function srtAddon(): SrtAddon {
 
 export async function startSrt(
   options: { passphrase?: string; token?: string; collector?: SessionCollector } = {},
-): Promise<{ server: SrtServer; port: number }> {
+): Promise<{ server: SrtServer; port: number; logs: string[] }> {
+  // The server's log messages, to see why a caller was refused.
+  const logs: string[] = [];
   const server = new SrtServer({
     addon: srtAddon(),
     passphrase: options.passphrase ?? '',
     token: options.token ?? '',
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: pino(
+      { level: 'info' },
+      { write: (line: string) => logs.push((JSON.parse(line) as { msg: string }).msg) },
+    ),
     sessions:
       options.collector === undefined
         ? undefined
         : new LiveSessions<SrtConnection>(options.collector, new IpIgnoreList([]), (resource) => resource),
   });
   const port = await server.listen('127.0.0.1', 0);
-  return { server, port };
+  return { server, port, logs };
 }
 
 /** `srt://` caller URL for a stream id (written raw, as ffmpeg reads it) and an optional passphrase. */
