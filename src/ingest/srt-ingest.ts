@@ -10,18 +10,19 @@ import { loadSrtAddon, SrtServer, type SrtConnection } from './srt/index.js';
 /**
  * The SRT server when `srt.enable`, and its `{srt}` placeholder. Enabling it on a machine whose
  * addon was not built (no libsrt at `npm ci`) fails start-up with the key and the reason; a port
- * in use fails it when the app listens. It listens before processes start and closes after they
+ * in use fails it when the app listens. `load` is for tests. It listens before processes start and closes after they
  * stopped, as the RTMP server.
  */
 export function createSrtIngest(
   config: Config,
   deps: IngestDeps,
+  load: typeof loadSrtAddon = loadSrtAddon,
 ): { server: SrtServer | undefined; placeholder: PlaceholderTemplate } {
   const options = config.srt;
   let server: SrtServer | undefined;
   let boundPort: number | undefined;
   if (options.enable) {
-    const loaded = loadSrtAddon();
+    const loaded = load();
     if ('reason' in loaded) throw new Error(`srt.enable: SRT is not available here: ${loaded.reason}`);
     const srt = new SrtServer({
       addon: loaded.addon,

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
+import { firstHlsSegment, hlsRestreamProcess } from '../helpers/hls-viewer.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ok } from '../process/support.js';
 import { ffmpeg, publish, waitFor } from './rtmp-support.js';
@@ -57,55 +58,9 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
     }
     assert.deepEqual(live, [{ name: '/live/x' }]);
 
-    await ok(server, 'POST', '/process', {
-      id: 'restream',
-      input: [{ id: 'in', address: '{rtmp,name=x}', options: [] }],
-      output: [
-        {
-          id: 'hls',
-          address: '{memfs}/x.m3u8',
-          options: [
-            '-c',
-            'copy',
-            '-f',
-            'hls',
-            '-hls_time',
-            '1',
-            '-hls_list_size',
-            '4',
-            '-hls_flags',
-            'delete_segments',
-          ],
-        },
-      ],
-      options: ['-loglevel', 'info'],
-      autostart: true,
-    });
+    await ok(server, 'POST', '/process', hlsRestreamProcess('restream', '{rtmp,name=x}', 'x'));
     // A viewer plays what the restreamer wrote: the playlist lists segments that download.
-    let segment = '';
-    let last = '';
-    const until = Date.now() + 30_000;
-    while (segment === '' && Date.now() < until) {
-      // The server answers a first request with a master playlist naming the viewer's session.
-      let response = await fetch(`${server.url}/memfs/x.m3u8`);
-      let text = await response.text();
-      const variant = text.split('\n').find((line) => line.startsWith('x.m3u8?session='));
-      if (variant !== undefined) {
-        response = await fetch(`${server.url}/memfs/${variant}`);
-        text = await response.text();
-      }
-      segment =
-        response.status === 200 ? (text.split('\n').find((line) => /^x\d+\.ts/.test(line)) ?? '') : '';
-      last = `${response.status} ${text}`;
-      if (segment === '') await new Promise((resolve) => setTimeout(resolve, 300));
-    }
-    if (segment === '') {
-      const report = await ok(server, 'GET', '/process/restream/report');
-      assert.fail(
-        `the restreamer wrote no playlist with segments: ${last} ${JSON.stringify(report).slice(0, 3000)}`,
-      );
-    }
-    const bytes = Buffer.from(await (await fetch(`${server.url}/memfs/${segment}`)).arrayBuffer());
+    const bytes = await firstHlsSegment(server, 'x', 'restream');
     assert.ok(bytes.length > 1000 && bytes[0] === 0x47, 'a segment is MPEG-TS');
 
     // The token never shows in what the API reports about the processes.

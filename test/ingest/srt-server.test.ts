@@ -133,7 +133,11 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
         assert.notEqual(refused.code, 0, `passphrase "${given}" is refused`);
       }
       const encryptedToPlain = await publishSrt(srtUrl(plain.port, 'x,mode:publish', passphrase), 1).done;
-      assert.notEqual(encryptedToPlain.code, 0, 'an encrypting caller is refused by a server without passphrase');
+      assert.notEqual(
+        encryptedToPlain.code,
+        0,
+        'an encrypting caller is refused by a server without passphrase',
+      );
       const publisher = publishSrt(srtUrl(port, 'x,mode:publish', passphrase), 4);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live');
       const unencryptedPlayer = await ffmpegPlay(srtUrl(port, 'x'), 1);
@@ -144,6 +148,37 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
     } finally {
       server.close();
       plain.server.close();
+    }
+  });
+
+  it('keeps relaying to a good player while another is frozen, and drops the frozen one', async () => {
+    const { server, port, logs } = await startSrt();
+    try {
+      const sent = join(dir, 'sent-frozen.ts');
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 14, sent);
+      await waitFor(() => server.resources().includes('x'), 'the stream to go live');
+      const frozen = playSrt(srtUrl(port, 'x'), join(dir, 'frozen.ts'));
+      const good = playSrt(srtUrl(port, 'x'), join(dir, 'good.ts'));
+      await waitFor(() => (server.channels().subscriber.x?.length ?? 0) === 2, 'two players');
+      frozen.child.kill('SIGSTOP');
+      // libsrt drops what the frozen player's send buffer holds past ~1 s, and the connection
+      // once the peer has been silent for its idle timeout (5 s).
+      await waitFor(
+        () => (server.channels().subscriber.x?.length ?? 0) === 1,
+        'the frozen player to be dropped',
+        12_000,
+      );
+      assert.ok(logs.some((line) => line === 'srt request stop: disconnected'));
+      frozen.child.kill('SIGKILL');
+      await frozen.done;
+      assert.equal((await publisher.done).code, 0);
+      await good.done;
+      const sentFrames = await videoFrameSizes(sent);
+      const got = await videoFrameSizes(join(dir, 'good.ts'));
+      const start = contiguousRun(sentFrames, got, 'the good player');
+      assert.ok(sentFrames.length - (start + got.length - 2) <= 12, 'the good player got to the end');
+    } finally {
+      server.close();
     }
   });
 
@@ -223,4 +258,3 @@ describe('SRT sessions', { skip: SRT_SKIP }, () => {
 function ffmpegPlay(url: string, seconds: number): Promise<{ code: number | null; stderr: string }> {
   return ffmpeg(['-i', url, '-t', String(seconds), '-f', 'null', '-']).done;
 }
-

@@ -47,7 +47,31 @@ function referenceParse(text: string): StreamId {
   };
 }
 
-const PIECES = [',', ':', 'mode', 'token', ',mode:', ',token:', 'publish', 'request', '=', 'm=', 'r=', '#!:', '#!::', '\n', 'a', 'Z', '9', '.', '/', 'ü', '🎥', ' ', '%2C'];
+const PIECES = [
+  ',',
+  ':',
+  'mode',
+  'token',
+  ',mode:',
+  ',token:',
+  'publish',
+  'request',
+  '=',
+  'm=',
+  'r=',
+  '#!:',
+  '#!::',
+  '\n',
+  'a',
+  'Z',
+  '9',
+  '.',
+  '/',
+  'ü',
+  '🎥',
+  ' ',
+  '%2C',
+];
 
 function randomId(random: () => number, maxPieces: number): string {
   let id = '';
@@ -97,7 +121,8 @@ describe('SRT stream ids', { skip: SRT_SKIP }, () => {
       let accepted = 0;
       for (let i = 0; i < 16; i++) {
         let id = '';
-        for (let k = Math.floor(random() * 8); k > 0; k--) id += urlSafe[Math.floor(random() * urlSafe.length)];
+        for (let k = Math.floor(random() * 8); k > 0; k--)
+          id += urlSafe[Math.floor(random() * urlSafe.length)];
         // Half of them publish with the right token, so both outcomes occur.
         if (i % 2 === 0) id += ',mode:publish,token:tok';
         const expected = referenceParse(id);

@@ -22,7 +22,14 @@ constexpr int kMaxReadsPerWake = 256;
 // Live mode's largest payload (MSS 1500 minus IP, UDP and SRT headers).
 constexpr int kMaxPayload = 1456;
 
-std::string LastError() { return srt_getlasterror_str(); }
+// libsrt's message, with the system's reason when there is one ("Address already in use").
+std::string LastError() {
+  int system_error = 0;
+  srt_getlasterror(&system_error);
+  std::string message = srt_getlasterror_str();
+  if (system_error != 0) message += std::string(" (") + std::strerror(system_error) + ")";
+  return message;
+}
 
 // "ip:port", "[ip]:port" for IPv6; IPv4-mapped IPv6 addresses are written as IPv4.
 std::string FormatAddress(const sockaddr* address) {
@@ -300,13 +307,7 @@ void Core::CloseLocked(SRTSOCKET socket, const std::string& reason) {
     for (const SRTSOCKET player : channel->second.players) {
       player_of_.erase(player);
       dropped_.erase(player);
-      srt_epoll_remove_usock(epoll_, player);
-      srt_close(player);
-      Event event;
-      event.type = "closed";
-      event.socket = player;
-      event.reason = "publisher left";
-      Post(std::move(event));
+      CloseAndReport(player, "publisher left");
     }
     live_.erase(channel->second.resource);
     channels_.erase(channel);
@@ -318,12 +319,21 @@ void Core::CloseLocked(SRTSOCKET socket, const std::string& reason) {
     player_of_.erase(publisher);
     dropped_.erase(socket);
   }
-  srt_epoll_remove_usock(epoll_, socket);
-  srt_close(socket);
+  CloseAndReport(socket, reason);
+}
+
+void Core::CloseAndReport(SRTSOCKET socket, const std::string& reason) {
   Event event;
   event.type = "closed";
   event.socket = socket;
   event.reason = reason;
+  SRT_TRACEBSTATS stats{};
+  if (srt_bstats(socket, &stats, 0) != SRT_ERROR) {
+    event.bytes_read = static_cast<double>(stats.byteRecvTotal);
+    event.bytes_written = static_cast<double>(stats.byteSentTotal);
+  }
+  srt_epoll_remove_usock(epoll_, socket);
+  srt_close(socket);
   Post(std::move(event));
 }
 
@@ -355,6 +365,8 @@ void Core::Post(Event event) {
     object.Set("peer", e->peer);
     object.Set("reason", e->reason);
     object.Set("code", Napi::Number::New(env, e->code));
+    object.Set("bytesRead", Napi::Number::New(env, e->bytes_read));
+    object.Set("bytesWritten", Napi::Number::New(env, e->bytes_written));
     delete e;
     callback.Call({object});
   });

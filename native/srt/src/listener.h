@@ -33,6 +33,9 @@ struct Event {
   std::string peer;  // "ip:port" ("[ip]:port" for IPv6)
   std::string reason;
   int code = 0;  // SRT_REJX_* for refusals
+  // For "closed": the byte totals at the close, so the last second is counted too.
+  double bytes_read = 0;
+  double bytes_written = 0;
 };
 
 // The state libsrt's threads and the relay thread share. Never freed: libsrt may still be inside
@@ -64,6 +67,8 @@ class Core {
   void Drain(SRTSOCKET player);
   // Caller holds mutex_.
   void CloseLocked(SRTSOCKET socket, const std::string& reason);
+  // Caller holds mutex_; closes one socket and reports it with its byte totals.
+  void CloseAndReport(SRTSOCKET socket, const std::string& reason);
   void Post(Event event);
   // 0 to accept, else an SRT_REJX_* code with the reason.
   int Decide(int hs_version, const std::string& stream_id, const std::string& peer,

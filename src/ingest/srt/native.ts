@@ -42,7 +42,7 @@ export interface NativeListener {
 
 export interface SrtAddon {
   Listener: new (options: NativeListenerOptions, onEvent: (event: NativeEvent) => void) => NativeListener;
-  parseStreamId(streamId: string): { resource: string; mode: string; token: string };
+  parseStreamId: (streamId: string) => { resource: string; mode: string; token: string };
   libsrtVersion: string;
 }
 
@@ -55,22 +55,24 @@ let loaded: { addon: SrtAddon } | { reason: string } | undefined;
 
 /**
  * The SRT addon, or why it is not there (libsrt missing when `npm ci` ran, or a build for another
- * Node). Loaded once, on first use, so a server without SRT never touches it.
+ * Node). Loaded once, on first use, so a server without SRT never touches it. `path` is for tests.
  */
-export function loadSrtAddon(): { addon: SrtAddon } | { reason: string } {
-  if (loaded !== undefined) return loaded;
-  if (!existsSync(ADDON_PATH)) {
-    loaded = {
+export function loadSrtAddon(path = ADDON_PATH): { addon: SrtAddon } | { reason: string } {
+  if (path === ADDON_PATH && loaded !== undefined) return loaded;
+  let result: { addon: SrtAddon } | { reason: string };
+  if (!existsSync(path)) {
+    result = {
       reason:
         'the SRT addon is not built (libsrt was missing at npm install: install libsrt-openssl-dev, ' +
         'then run `npm run build:srt`)',
     };
-    return loaded;
+  } else {
+    try {
+      result = { addon: createRequire(import.meta.url)(path) as SrtAddon };
+    } catch (error) {
+      result = { reason: `the SRT addon does not load: ${(error as Error).message}` };
+    }
   }
-  try {
-    loaded = { addon: createRequire(import.meta.url)(ADDON_PATH) as SrtAddon };
-  } catch (error) {
-    loaded = { reason: `the SRT addon does not load: ${(error as Error).message}` };
-  }
-  return loaded;
+  if (path === ADDON_PATH) loaded = result;
+  return result;
 }

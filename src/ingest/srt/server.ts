@@ -142,7 +142,8 @@ export class SrtServer {
     this.connections.delete(event.socket);
     connection.closedWith(event.bytesRead, event.bytesWritten);
     if (connection.mode === 'publish') {
-      if (this.publishers.get(connection.resource) === connection) this.publishers.delete(connection.resource);
+      if (this.publishers.get(connection.resource) === connection)
+        this.publishers.delete(connection.resource);
     } else {
       const players = this.players.get(connection.resource);
       players?.delete(connection);
