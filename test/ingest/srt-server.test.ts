@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SessionCollector } from '../../src/session/session-collector.js';
-import { ffmpeg, waitFor } from './rtmp-support.js';
+import type { SrtServer } from '../../src/ingest/srt/index.js';
+import { ffmpeg, waitFor, type Ffmpeg } from './rtmp-support.js';
 import { playSrt, publishSrt, SRT_SKIP, srtUrl, startSrt, videoFrameSizes } from './srt-support.js';
 
 let dir = '';
@@ -40,19 +41,22 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
     const { server, port } = await startSrt();
     try {
       const sent = join(dir, 'sent.ts');
-      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 8, sent);
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 60, sent);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live');
       const players = [0, 1, 2].map((index) => playSrt(srtUrl(port, 'x'), join(dir, `play-${index}.ts`)));
-      await waitFor(() => (server.channels().subscriber.x?.length ?? 0) === 3, 'three players');
-      const published = await publisher.done;
-      assert.equal(published.code, 0, published.stderr);
+      // However slowly the players start on a loaded machine, each gets several seconds.
+      await waitFor(
+        () => playersSent(server, 'x', 3) >= 800_000,
+        'three players to be sent 800 kB each',
+        30_000,
+      );
+      await endPublisher(publisher);
       const sentFrames = await videoFrameSizes(sent);
-      assert.equal(sentFrames.length, 200);
+      assert.ok(sentFrames.length > 100, `the publisher sent ${sentFrames.length} frames`);
       for (const [index, player] of players.entries()) {
         await player.done;
         const got = await videoFrameSizes(join(dir, `play-${index}.ts`));
         const start = contiguousRun(sentFrames, got, `player ${index}`);
-        assert.ok(got.length >= 100, `player ${index} got ${got.length} of 200 frames`);
         // The end: what the server and the player still held in their latency buffers when the
         // publisher left is lost (docs/ingest.md); with 120 ms latency that is well under 0.5 s.
         const missingAtEnd = sentFrames.length - (start + got.length - 2);
@@ -67,7 +71,7 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
   it('refuses a second publisher, a player of nothing and an unknown mode; frees the name when the publisher leaves', async () => {
     const { server, port, logs } = await startSrt();
     try {
-      const first = publishSrt(srtUrl(port, 'x,mode:publish'), 4);
+      const first = publishSrt(srtUrl(port, 'x,mode:publish'), 60);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live');
       const second = await publishSrt(srtUrl(port, 'x,mode:publish'), 1).done;
       assert.notEqual(second.code, 0, 'a second publisher to a live name is refused');
@@ -83,7 +87,7 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
           'srt play refused (1405): invalid connection mode',
         ],
       );
-      assert.equal((await first.done).code, 0);
+      await endPublisher(first);
       await waitFor(() => server.resources().length === 0, 'the name to be free');
       const again = await publishSrt(srtUrl(port, 'x,mode:publish'), 1).done;
       assert.equal(again.code, 0, again.stderr);
@@ -109,7 +113,7 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
         ],
       );
       // A token may hold a comma: it runs to the next ",mode:" or the end.
-      const publisher = publishSrt(srtUrl(port, 'x,mode:publish,token:se,cret'), 4);
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish,token:se,cret'), 60);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live');
       const refusedPlayer = await playSrt(srtUrl(port, 'x,token:wrong'), join(dir, 'bad.ts')).done;
       assert.notEqual(refusedPlayer.code, 0);
@@ -117,7 +121,7 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
       assert.notEqual(player.code, 0, 'the "#!:" form splits at commas: token "se" is wrong');
       const good = await ffmpegPlay(srtUrl(port, 'x,token:se,cret'), 1);
       assert.equal(good.code, 0, good.stderr);
-      assert.equal((await publisher.done).code, 0);
+      await endPublisher(publisher);
     } finally {
       server.close();
     }
@@ -138,13 +142,13 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
         0,
         'an encrypting caller is refused by a server without passphrase',
       );
-      const publisher = publishSrt(srtUrl(port, 'x,mode:publish', passphrase), 4);
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish', passphrase), 60);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live');
       const unencryptedPlayer = await ffmpegPlay(srtUrl(port, 'x'), 1);
       assert.notEqual(unencryptedPlayer.code, 0);
       const player = await ffmpegPlay(srtUrl(port, 'x', passphrase), 1);
       assert.equal(player.code, 0, player.stderr);
-      assert.equal((await publisher.done).code, 0);
+      await endPublisher(publisher);
     } finally {
       server.close();
       plain.server.close();
@@ -155,7 +159,7 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
     const { server, port, logs } = await startSrt();
     try {
       const sent = join(dir, 'sent-frozen.ts');
-      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 14, sent);
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 60, sent);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live');
       const frozen = playSrt(srtUrl(port, 'x'), join(dir, 'frozen.ts'));
       const good = playSrt(srtUrl(port, 'x'), join(dir, 'good.ts'));
@@ -166,12 +170,19 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
       await waitFor(
         () => (server.channels().subscriber.x?.length ?? 0) === 1,
         'the frozen player to be dropped',
-        12_000,
+        25_000,
       );
       assert.ok(logs.some((line) => line === 'srt request stop: disconnected'));
       frozen.child.kill('SIGKILL');
       await frozen.done;
-      assert.equal((await publisher.done).code, 0);
+      // The good player is still served: it is sent more after the frozen one is gone.
+      const before = playersSent(server, 'x', 1);
+      await waitFor(
+        () => playersSent(server, 'x', 1) > before + 50_000,
+        'the good player to be sent more',
+        15_000,
+      );
+      await endPublisher(publisher);
       await good.done;
       const sentFrames = await videoFrameSizes(sent);
       const got = await videoFrameSizes(join(dir, 'good.ts'));
@@ -196,11 +207,12 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
       await player.done;
       await waitFor(() => server.resources().length === 0, 'the name to be free', 15_000);
       assert.equal(collector.stats().active, 0);
-      const second = publishSrt(srtUrl(port, 'x,mode:publish'), 3);
+      const second = publishSrt(srtUrl(port, 'x,mode:publish'), 60);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live again');
       const again = await ffmpegPlay(srtUrl(port, 'x'), 1);
       assert.equal(again.code, 0, again.stderr);
-      assert.equal((await second.done).code, 0);
+      await endPublisher(second);
+      await waitFor(() => collector.stats().active === 0, 'the sessions to close');
       assert.equal(collector.stats().total, 4, 'two publishers and two players were sessions');
       assert.ok(collector.stats().rxBytes > 100_000, 'publishers sent bytes');
       assert.ok(collector.stats().txBytes > 50_000, 'players were sent bytes');
@@ -209,6 +221,20 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
     }
   });
 });
+
+/** Ends a publisher as Ctrl-C would: ffmpeg finishes its outputs (the recorded copy too). */
+async function endPublisher(publisher: Ffmpeg): Promise<void> {
+  publisher.child.kill('SIGINT');
+  await publisher.done;
+}
+
+/** The fewest bytes the server has sent any of a resource's players, 0 unless it has `count`. */
+function playersSent(server: SrtServer, resource: string, count: number): number {
+  const channels = server.channels();
+  const players = channels.subscriber[resource] ?? [];
+  if (players.length !== count) return 0;
+  return Math.min(...players.map((socket) => channels.connections[String(socket)]?.stats.sent_bytes ?? 0));
+}
 
 function newCollector(maxSessions: number): SessionCollector {
   return new SessionCollector('srt', {
@@ -224,7 +250,7 @@ describe('SRT sessions', { skip: SRT_SKIP }, () => {
     const collector = newCollector(2);
     const { server, port } = await startSrt({ collector });
     try {
-      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 6);
+      const publisher = publishSrt(srtUrl(port, 'x,mode:publish'), 60);
       await waitFor(() => server.resources().includes('x'), 'the stream to go live');
       const first = playSrt(srtUrl(port, 'x'), join(dir, 'first.ts'));
       await waitFor(() => collector.stats().active === 2, 'two sessions');
@@ -244,7 +270,7 @@ describe('SRT sessions', { skip: SRT_SKIP }, () => {
       const [publisherSession, playerSession] = collector.activeSessions();
       assert.ok((publisherSession?.rxBytes ?? 0) > 20_000, 'the publisher sent bytes');
       assert.ok((playerSession?.txBytes ?? 0) > 20_000, 'the player was sent bytes');
-      assert.equal((await publisher.done).code, 0);
+      await endPublisher(publisher);
       await first.done;
       await waitFor(() => collector.stats().active === 0, 'the sessions to close');
       assert.equal(collector.stats().total, 2, 'the refused player was never a session');
