@@ -71,6 +71,8 @@ export interface App {
   readonly lane: DirectLane;
   /** The live ingest servers (RTMP, SRT), for tools, tests and benchmarks. */
   readonly ingest: Ingest;
+  /** The supervised processes (for tools and tests; the process routes use it already). */
+  readonly processes: ProcessService;
   /** The API description built from the routes (OpenAPI 3.1 at /api/v3/openapi.json). */
   readonly description: ApiDescription;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
@@ -241,6 +243,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     monitor,
     lane,
     ingest,
+    processes,
     description,
     async listen() {
       const address = resolveBindAddress(config);

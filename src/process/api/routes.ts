@@ -5,7 +5,8 @@ import { PROCESS_PARTS, type ProcessPart } from './api-shapes.js';
 import { globSyntaxProblem } from './glob-syntax.js';
 import { isObject } from '../config/index.js';
 import { COMMANDS, type Command, type ProcessService } from '../service/index.js';
-import { processView, reportView, stateView } from './views.js';
+import { configBytesOf, processBytes, processListBytes, reportBytesOf } from './process-bytes.js';
+import { stateView } from './views.js';
 
 type IdParams = { Params: { id: string } };
 type KeyParams = { Params: { id: string; key: string } };
@@ -30,18 +31,17 @@ export function registerProcessRoutes(v3: FastifyInstance, service: ProcessServi
       .filter((entry) => wanted === undefined || wanted.includes(entry.config.id))
       .filter((entry) => reference === undefined || entry.config.reference === reference)
       .filter((entry) => idPattern === undefined || idPattern.matches(entry.config.id))
-      .filter((entry) => refPattern === undefined || refPattern.matches(entry.config.reference))
-      .map((entry) => processView(service, entry, parts));
-    return sendJson(reply, list);
+      .filter((entry) => refPattern === undefined || refPattern.matches(entry.config.reference));
+    return sendBytes(reply, processListBytes(service, list, parts));
   });
 
   v3.get<IdParams>('/process/:id', async (request, reply) => {
     const entry = service.entry(request.params.id);
-    return sendJson(reply, processView(service, entry, readFilter(request.query as Query)));
+    return sendBytes(reply, processBytes(service, entry, readFilter(request.query as Query)));
   });
 
   v3.get<IdParams>('/process/:id/config', async (request, reply) =>
-    sendJson(reply, service.entry(request.params.id).config),
+    sendBytes(reply, configBytesOf(service.entry(request.params.id))),
   );
 
   v3.get<IdParams>('/process/:id/state', async (request, reply) =>
@@ -49,7 +49,7 @@ export function registerProcessRoutes(v3: FastifyInstance, service: ProcessServi
   );
 
   v3.get<IdParams>('/process/:id/report', async (request, reply) =>
-    sendJson(reply, reportView(service.entry(request.params.id))),
+    sendBytes(reply, reportBytesOf(service.entry(request.params.id))),
   );
 
   v3.put<IdParams>('/process/:id', async (request, reply) =>
@@ -94,6 +94,11 @@ export function registerProcessRoutes(v3: FastifyInstance, service: ProcessServi
 /** Sends any JSON value, strings and `null` included, as `application/json`. */
 function sendJson(reply: FastifyReply, value: unknown): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
+}
+
+/** Sends JSON that is already encoded (see process-bytes.ts). */
+function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(bytes);
 }
 
 function readCommand(request: FastifyRequest): Command {

@@ -38,6 +38,7 @@ export class ProcessReport {
   private readonly history: RunLog[] = [];
   private inPrelude = true;
   private lastLine = '';
+  private changes = 0;
 
   constructor(
     private readonly limits: ReportLimits,
@@ -49,6 +50,7 @@ export class ProcessReport {
 
   /** Begins the log of a new run; the current one moves into the history if it has content. */
   startRun(nowSeconds: number): void {
+    this.changes++;
     this.archiveCurrent();
     this.current = { createdAt: nowSeconds, prelude: [], log: [] };
     this.inPrelude = true;
@@ -56,6 +58,7 @@ export class ProcessReport {
 
   /** Marks how the current run ended. */
   endRun(nowSeconds: number, state: ProcessState): void {
+    this.changes++;
     this.current.exitedAt = nowSeconds;
     this.current.exitState = state;
   }
@@ -66,6 +69,7 @@ export class ProcessReport {
    */
   addLine(nowSeconds: number, text: string, options: { keepLastLine?: boolean } = {}): void {
     const line = this.mask(text);
+    this.changes++;
     if (options.keepLastLine !== true) this.lastLine = line;
     if (this.inPrelude && this.current.prelude.length < MAX_PRELUDE_LINES) this.current.prelude.push(line);
     this.current.log.push([nowSeconds, line]);
@@ -75,6 +79,15 @@ export class ProcessReport {
   /** The first progress line ends the prelude. */
   endPrelude(): void {
     this.inPrelude = false;
+  }
+
+  /**
+   * Grows with every change of what `currentRun` and `earlierRuns` hold, so a reader can keep an
+   * encoded copy of the report and know when it is stale (the process list encodes each report
+   * once per change, not once per request).
+   */
+  get revision(): number {
+    return this.changes;
   }
 
   /** The last non-progress line of any run. */
@@ -93,12 +106,14 @@ export class ProcessReport {
 
   /** Takes over another report's runs (a replaced process keeps its log history, SPEC §7.2). */
   adopt(previous: ProcessReport): void {
+    this.changes++;
     previous.archiveCurrent();
     this.history.splice(0, this.history.length, ...previous.history);
     this.lastLine = previous.lastLine;
   }
 
   private archiveCurrent(): void {
+    this.changes++;
     if (this.current.prelude.length === 0 && this.current.log.length === 0) return;
     this.history.push(this.current);
     this.current = { createdAt: this.current.createdAt, prelude: [], log: [] };

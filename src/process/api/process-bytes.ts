@@ -1,0 +1,96 @@
+import type { ProcessConfig } from '../config/index.js';
+import type { ProcessEntry, ProcessService } from '../service/index.js';
+import type { ProcessReport } from '../supervise/index.js';
+import type { ProcessPart } from './api-shapes.js';
+import { reportView, stateView } from './views.js';
+
+/**
+ * The wire bytes of process objects, the same bytes as `JSON.stringify(processView(…))`, built
+ * from per-process fragments: a config and a report change far less often than they are asked for
+ * (a UI polls the whole list every second), so each is encoded once per change and kept as UTF-8
+ * bytes. Only the state (which moves every second) and the metadata (small, changed in place) are
+ * encoded per request. With 200 processes the list is about 1.4 MB, mostly reports: encoding it per
+ * request dominated the answer time (docs/processes.md, "Where the time goes").
+ */
+
+/** Encoded configs: entries get a new config object on every update, so the object is the key. */
+const configBytes = new WeakMap<ProcessConfig, Buffer>();
+/** Encoded reports with the revision they were encoded at. */
+const reportBytes = new WeakMap<ProcessReport, { revision: number; bytes: Buffer }>();
+
+const OPEN_LIST = Buffer.from('[');
+const CLOSE_LIST = Buffer.from(']');
+const COMMA = Buffer.from(',');
+const CLOSE_OBJECT = Buffer.from('}');
+const CONFIG_KEY = Buffer.from(',"config":');
+const STATE_KEY = Buffer.from(',"state":');
+const REPORT_KEY = Buffer.from(',"report":');
+const METADATA_KEY = Buffer.from(',"metadata":');
+
+/** The JSON array of the process objects of `entries`, each with the parts in `parts`. */
+export function processListBytes(
+  service: ProcessService,
+  entries: readonly ProcessEntry[],
+  parts: ReadonlySet<ProcessPart>,
+): Buffer {
+  const chunks: Buffer[] = [OPEN_LIST];
+  for (const [index, entry] of entries.entries()) {
+    if (index > 0) chunks.push(COMMA);
+    pushProcess(chunks, service, entry, parts);
+  }
+  chunks.push(CLOSE_LIST);
+  return Buffer.concat(chunks);
+}
+
+/** One process object with the parts in `parts`. */
+export function processBytes(
+  service: ProcessService,
+  entry: ProcessEntry,
+  parts: ReadonlySet<ProcessPart>,
+): Buffer {
+  const chunks: Buffer[] = [];
+  pushProcess(chunks, service, entry, parts);
+  return Buffer.concat(chunks);
+}
+
+/** The `/report` of one process. */
+export function reportBytesOf(entry: ProcessEntry): Buffer {
+  const report = entry.report;
+  const cached = reportBytes.get(report);
+  if (cached !== undefined && cached.revision === report.revision) return cached.bytes;
+  const bytes = Buffer.from(JSON.stringify(reportView(entry)));
+  reportBytes.set(report, { revision: report.revision, bytes });
+  return bytes;
+}
+
+/** The `/config` of one process. */
+export function configBytesOf(entry: ProcessEntry): Buffer {
+  let bytes = configBytes.get(entry.config);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(entry.config));
+    configBytes.set(entry.config, bytes);
+  }
+  return bytes;
+}
+
+/** Key order as `toProcess`: id, type, reference, created_at, updated_at, then the parts. */
+function pushProcess(
+  chunks: Buffer[],
+  service: ProcessService,
+  entry: ProcessEntry,
+  parts: ReadonlySet<ProcessPart>,
+): void {
+  const head = JSON.stringify({
+    id: entry.config.id,
+    type: 'ffmpeg',
+    reference: entry.config.reference,
+    created_at: entry.createdAt,
+    updated_at: entry.updatedAt,
+  });
+  chunks.push(Buffer.from(head.slice(0, -1)));
+  if (parts.has('config')) chunks.push(CONFIG_KEY, configBytesOf(entry));
+  if (parts.has('state')) chunks.push(STATE_KEY, Buffer.from(JSON.stringify(stateView(service, entry))));
+  if (parts.has('report')) chunks.push(REPORT_KEY, reportBytesOf(entry));
+  if (parts.has('metadata')) chunks.push(METADATA_KEY, Buffer.from(JSON.stringify(entry.metadata)));
+  chunks.push(CLOSE_OBJECT);
+}
