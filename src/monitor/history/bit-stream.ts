@@ -67,7 +67,6 @@ export class BitReader {
   private readonly bytes: Uint8Array;
   private readonly end: number;
   private position = 0;
-  private readonly scratch = new DataView(new ArrayBuffer(8));
 
   constructor(bytes: Uint8Array, bitLength = bytes.length * 8) {
     this.bytes = bytes;
@@ -104,9 +103,36 @@ export class BitReader {
     return bit;
   }
 
+  /**
+   * How many one bits follow, up to `max` (≤ 24), consumed together with the zero that ends them
+   * (not consumed when `max` ones were read): a unary prefix in one step instead of bit by bit.
+   */
+  readOnes(max: number): number {
+    const position = this.position;
+    const available = Math.min(max + 1, this.end - position);
+    if (available <= 0) throw new RangeError('chunk ends early');
+    const bytes = this.bytes;
+    const i = position >>> 3;
+    const word =
+      (bytes[i]! << 24) | ((bytes[i + 1]! | 0) << 16) | ((bytes[i + 2]! | 0) << 8) | (bytes[i + 3]! | 0);
+    // The next bits at the top, then the leading ones counted as the leading zeros of the inverse.
+    const ones = Math.min(Math.clz32(~(word << (position & 7))), max);
+    if (ones === max) {
+      if (position + max > this.end) throw new RangeError('chunk ends early');
+      this.position = position + max;
+      return max;
+    }
+    if (ones + 1 > available) throw new RangeError('chunk ends early');
+    this.position = position + ones + 1;
+    return ones;
+  }
+
   readFloat64(): number {
-    this.scratch.setUint32(0, this.read(32));
-    this.scratch.setUint32(4, this.read(32));
-    return this.scratch.getFloat64(0);
+    SCRATCH.setUint32(0, this.read(32));
+    SCRATCH.setUint32(4, this.read(32));
+    return SCRATCH.getFloat64(0);
   }
 }
+
+/** Shared by all readers (reads are synchronous): a reader per chunk allocates nothing more. */
+const SCRATCH = new DataView(new ArrayBuffer(8));

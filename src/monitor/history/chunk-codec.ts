@@ -218,8 +218,7 @@ function writeEscape(bits: BitWriter): void {
 
 /** The residual, or `undefined` for the escape code (a raw float64 follows). */
 function readSignedBucket(reader: BitReader): number | undefined {
-  let ones = 0;
-  while (ones < ESCAPE_ONES && reader.readBit() === 1) ones++;
+  const ones = reader.readOnes(ESCAPE_ONES);
   if (ones === ESCAPE_ONES) return undefined;
   const width = BUCKET_BITS[ones]!;
   const z = width > 32 ? reader.read(width - 32) * TWO_32 + reader.read(32) : reader.read(width);

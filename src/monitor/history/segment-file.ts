@@ -128,24 +128,31 @@ function decodeIndex(payload: Uint8Array, dataStart: number): SegmentIndex {
   return { stepSec, windowStartSec, entries };
 }
 
-/** Reads and decodes the chunks of `entries` from one file (one open, one read per chunk). */
+/**
+ * Reads and decodes the chunks of `entries` from one file: one open and one read of the span that
+ * holds them all (chunks lie back to back, so a query of many series of a file is one read instead
+ * of one per chunk, which was a third of a cold query's time).
+ */
 export function readChunks(path: string, entries: readonly SegmentEntry[]): DecodedChunk[] {
+  if (entries.length === 0) return [];
+  let first = Number.POSITIVE_INFINITY;
+  let end = 0;
+  for (const entry of entries) {
+    first = Math.min(first, entry.offset);
+    end = Math.max(end, entry.offset + entry.length);
+  }
   const fd = openSync(path, 'r');
+  let span: Uint8Array;
   try {
-    return entries.map((entry) => {
-      const bytes = readExactly(fd, entry.offset, entry.length);
-      if (checksum(bytes) !== entry.crc) throw new Error(`chunk checksum mismatch at byte ${entry.offset}`);
-      return decodeChunk(
-        bytes,
-        entry.bitLength,
-        entry.count,
-        entry.firstStep,
-        KIND_COLUMNS[entry.series.kind],
-      );
-    });
+    span = readExactly(fd, first, end - first);
   } finally {
     closeSync(fd);
   }
+  return entries.map((entry) => {
+    const bytes = span.subarray(entry.offset - first, entry.offset - first + entry.length);
+    if (checksum(bytes) !== entry.crc) throw new Error(`chunk checksum mismatch at byte ${entry.offset}`);
+    return decodeChunk(bytes, entry.bitLength, entry.count, entry.firstStep, KIND_COLUMNS[entry.series.kind]);
+  });
 }
 
 function readExactly(fd: number, position: number, length: number): Uint8Array {
