@@ -32,8 +32,8 @@ import { pino } from 'pino';
 import { MetricHistory } from '../src/monitor/history/index.js';
 import { describeSeries, type SeriesInfo } from '../src/monitor/history/series-kind.js';
 import type { LoggedPoint } from '../src/monitor/history/window-log.js';
-import { SampleBatch } from '../src/monitor/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../src/monitor/store.js';
+import { SampleBatch } from '../src/monitor/store/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../src/monitor/store/store.js';
 import { chunkEngine, jsonEngine, sqliteEngine, type BenchEngine } from './history-engines.js';
 
 const DISK_SERIES = Number(process.env.BENCH_DISK_SERIES ?? 210);

@@ -24,7 +24,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import Fastify from 'fastify';
-import { CATALOG } from '../src/monitor/catalog.js';
+import { CATALOG } from '../src/monitor/store/catalog.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);

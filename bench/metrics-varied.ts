@@ -23,7 +23,7 @@ import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { CATALOG } from '../src/monitor/catalog.js';
+import { CATALOG } from '../src/monitor/store/catalog.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);

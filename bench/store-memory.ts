@@ -11,8 +11,8 @@
  *
  * Run: node --expose-gc --import tsx bench/store-memory.ts
  */
-import { SampleBatch } from '../src/monitor/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../src/monitor/store.js';
+import { SampleBatch } from '../src/monitor/store/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../src/monitor/store/store.js';
 
 const SERIES = 100_000;
 const SNAPSHOTS = 150;

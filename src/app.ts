@@ -8,15 +8,14 @@ import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } f
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
 import { createHttpServer, type ApiDescription, type DirectLane } from './http/index.js';
-import { Lifecycle } from './lifecycle.js';
+import { Lifecycle } from './lifecycle/index.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { registerProbeRoutes } from './probe/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import { removeStaleDirectories, removeStaleTemporaries } from './persistence/leftovers.js';
-import type { Collector } from './monitor/collector.js';
+import { type Collector, Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
-import { Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createIngest, type Ingest } from './ingest/index.js';
 import { createStorage } from './storage/index.js';
 import { createSessions } from './session/index.js';

@@ -3,7 +3,7 @@ import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { parseListenAddress, type Config } from '../config/index.js';
-import type { Lifecycle } from '../lifecycle.js';
+import type { Lifecycle } from '../lifecycle/index.js';
 import type { PlaceholderTemplate } from '../process/index.js';
 import { IpIgnoreList, type SessionCollector } from '../session/index.js';
 import { RtmpServer } from './rtmp/index.js';

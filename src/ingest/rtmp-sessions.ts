@@ -1,7 +1,5 @@
 import type { RtmpConnection, RtmpSessionSink } from './rtmp/index.js';
-import type { SessionCollector } from '../session/index.js';
-import type { IpIgnoreList } from '../session/index.js';
-import { LiveSessions } from './live-sessions.js';
+import { type SessionCollector, type IpIgnoreList, LiveSessions } from '../session/index.js';
 
 /**
  * RTMP publishers and players as sessions of the `rtmp` collector; the reference is the stream

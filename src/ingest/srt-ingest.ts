@@ -1,9 +1,8 @@
 import type { Config } from '../config/index.js';
 import { parseListenAddress } from '../config/index.js';
 import type { PlaceholderTemplate } from '../process/index.js';
-import { IpIgnoreList } from '../session/index.js';
+import { IpIgnoreList, LiveSessions } from '../session/index.js';
 import type { IngestDeps } from './index.js';
-import { LiveSessions } from './live-sessions.js';
 import { srtPlaceholder } from './srt-placeholder.js';
 import { loadSrtAddon, SrtServer, type SrtConnection } from './srt/index.js';
 

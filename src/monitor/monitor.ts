@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import { CATALOG } from './catalog.js';
-import type { Collector } from './collector.js';
+import { CATALOG, MetricStore } from './store/index.js';
+import type { Collector } from './collectors/collector.js';
 import { MetricHistory } from './history/index.js';
 import { PrometheusExposition } from './prometheus/index.js';
 import { MetricsQueryService } from './query/index.js';
 import { CollectionScheduler, type CollectorStats } from './scheduler.js';
-import { MetricStore } from './store.js';
 
 export interface MonitorDeps {
   logger: Logger;

@@ -1,8 +1,6 @@
 import type { Logger } from 'pino';
-import { CATALOG } from './catalog.js';
-import type { Collector, Emit } from './collector.js';
-import { SampleBatch } from './sample-batch.js';
-import { METRIC_INDEX, type MetricStore } from './store.js';
+import { CATALOG, SampleBatch, METRIC_INDEX, type MetricStore } from './store/index.js';
+import type { Collector, Emit } from './collectors/collector.js';
 
 export interface SchedulerOptions {
   collectors: readonly Collector[];

@@ -1,4 +1,4 @@
-import type { Collector, Emit } from '../monitor/collector.js';
+import type { Collector, Emit } from '../monitor/index.js';
 import type { ProcessService } from './service/index.js';
 import { STATES } from './supervise/index.js';
 

@@ -2,3 +2,4 @@ export { createSessions, COLLECTOR_NAMES, type CollectorName, type Sessions } fr
 export type { SessionCollector, CollectorStats, Session } from './session-collector.js';
 export { IpIgnoreList } from './ip-ignorelist.js';
 export { newSessionId } from './session-id.js';
+export { LiveSessions, type MeteredConnection } from './live-sessions.js';

@@ -1,4 +1,4 @@
-import type { Collector } from '../monitor/collector.js';
+import type { Collector } from '../monitor/index.js';
 import type { SessionCollector } from './session-collector.js';
 
 /** `session_*{collector}` for every session collector (SPEC §4.1, §9). */

@@ -1,4 +1,4 @@
-import type { Collector } from '../monitor/collector.js';
+import type { Collector } from '../monitor/index.js';
 import type { Filesystem } from './filesystem.js';
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { FailureDelay, LoginThrottle } from '../auth/index.js';
-import type { Collector } from '../monitor/collector.js';
+import type { Collector } from '../monitor/index.js';
 import { BasicAuthGate } from './basic-auth-gate.js';
 import { createFilesystemCollector } from './filesystem-collector.js';
 import { createFilesystems, type Filesystems } from './filesystems.js';

@@ -1,7 +1,7 @@
-import { CATALOG } from '../../src/monitor/catalog.js';
+import { CATALOG } from '../../src/monitor/store/catalog.js';
 import { MetricsQueryService } from '../../src/monitor/query/index.js';
-import { SampleBatch } from '../../src/monitor/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../../src/monitor/store.js';
+import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 
 /**
  * Random stores and queries for the differential tests of the metrics query (fragments against

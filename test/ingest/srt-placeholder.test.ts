@@ -6,7 +6,7 @@ import { validateConfig } from '../../src/config/validate.js';
 import { createSrtIngest } from '../../src/ingest/srt-ingest.js';
 import { loadSrtAddon } from '../../src/ingest/srt/index.js';
 import { srtPlaceholder } from '../../src/ingest/srt-placeholder.js';
-import { Lifecycle } from '../../src/lifecycle.js';
+import { Lifecycle } from '../../src/lifecycle/lifecycle.js';
 import { replacePlaceholders } from '../../src/process/config/placeholders.js';
 
 describe('{srt} placeholder', () => {

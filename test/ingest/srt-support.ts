@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { LiveSessions } from '../../src/ingest/live-sessions.js';
+import { LiveSessions } from '../../src/session/live-sessions.js';
 import { loadSrtAddon, SrtServer, type SrtAddon, type SrtConnection } from '../../src/ingest/srt/index.js';
-import type { SessionCollector } from '../../src/session/index.js';
-import { IpIgnoreList } from '../../src/session/index.js';
+import { type SessionCollector, IpIgnoreList } from '../../src/session/index.js';
 import { ffmpeg, type Ffmpeg } from './rtmp-support.js';
 
 const loaded = loadSrtAddon();

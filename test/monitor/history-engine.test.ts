@@ -14,8 +14,8 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { MetricHistory, pointsBetween, type Tier } from '../../src/monitor/history/index.js';
 import { ChunkEncoder, decodeChunk } from '../../src/monitor/history/chunk-codec.js';
-import { METRIC_INDEX, MetricStore } from '../../src/monitor/store.js';
-import { SampleBatch } from '../../src/monitor/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
+import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 
 const T0 = Date.UTC(2026, 0, 5, 0, 0, 0);
 

@@ -3,7 +3,7 @@ import { cp, mkdtemp, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Collector } from '../../src/monitor/collector.js';
+import type { Collector } from '../../src/monitor/collectors/collector.js';
 import {
   CgroupReader,
   createCpuCollector,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { MetricName } from '../../src/monitor/catalog.js';
+import type { MetricName } from '../../src/monitor/store/catalog.js';
 import { acceptsGzip } from '../../src/http/index.js';
 import {
   escapeHelpOpenMetrics,
@@ -15,8 +15,8 @@ import {
   PrometheusExposition,
   prometheusFamilies,
 } from '../../src/monitor/prometheus/index.js';
-import { SampleBatch } from '../../src/monitor/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../../src/monitor/store.js';
+import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 
 const GOLDEN = join(import.meta.dirname, '..', 'fixtures', 'prometheus');
 const STATES = ['finished', 'starting', 'running', 'finishing', 'failed', 'killed'];

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MetricsQueryService, QueryError, QueryTimeoutError } from '../../src/monitor/query/index.js';
-import { SampleBatch } from '../../src/monitor/sample-batch.js';
+import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 import {
   boundLabelValue,
   MAX_LABEL_VALUE_LENGTH,
   METRIC_INDEX,
   MetricStore,
-} from '../../src/monitor/store.js';
+} from '../../src/monitor/store/store.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /** Issue 10 item 5: a metrics query cannot freeze the server. */

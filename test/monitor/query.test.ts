@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatNumber, MetricsQueryService, QueryError } from '../../src/monitor/query/index.js';
-import { SampleBatch } from '../../src/monitor/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../../src/monitor/store.js';
+import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 
 interface Answer {
   timerange_sec: number;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { Collector } from '../../src/monitor/collector.js';
+import type { Collector } from '../../src/monitor/collectors/collector.js';
 import { CollectionScheduler } from '../../src/monitor/scheduler.js';
-import { METRIC_INDEX, MetricStore } from '../../src/monitor/store.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 
 interface LogLine {
   level: number;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SampleBatch } from '../../src/monitor/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../../src/monitor/store.js';
+import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 
 const NET_RX = METRIC_INDEX.get('net_rx')!;
 const CPU_IDLE = METRIC_INDEX.get('cpu_idle')!;

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import type { RouteDoc } from './route-doc.js';
+import type { RouteDoc } from './routes/route-doc.js';
 import { AUTH_DOCS } from './routes/auth.js';
 import { DASHBOARD_DOCS } from './routes/dashboard.js';
 import { DOCUMENT_DOCS } from './routes/document.js';
@@ -19,7 +19,7 @@ export {
   type ApiDescription,
 } from './install.js';
 export { registerDocumentRoutes } from './document-routes.js';
-export { ErrorEnvelope, type RouteDoc } from './route-doc.js';
+export { ErrorEnvelope, type RouteDoc } from './routes/route-doc.js';
 
 /** The description of every route of the API, by `METHOD url` (see install.ts). */
 export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {

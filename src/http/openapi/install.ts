@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import { ErrorEnvelope, type RouteDoc } from './route-doc.js';
+import { ErrorEnvelope, type RouteDoc } from './routes/route-doc.js';
 
 /** Where the document is served (the second is where the reference serves its Swagger document). */
 export const DOCUMENT_PATHS = ['/api/v3/openapi.json', '/api/swagger/doc.json'] as const;

@@ -1,4 +1,4 @@
-import type { MeteredConnection } from '../live-sessions.js';
+import type { MeteredConnection } from '../../session/index.js';
 import type { NativeListener } from './native.js';
 
 /** One accepted SRT caller, publisher or player, as the server keeps it. */

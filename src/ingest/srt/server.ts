@@ -1,10 +1,10 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import type { LiveSessions } from '../live-sessions.js';
+import type { LiveSessions } from '../../session/index.js';
 import { SrtConnection } from './connection.js';
 import type { NativeEvent, NativeListener, SrtAddon } from './native.js';
-import type { SrtChannels } from './statistics.js';
+import type { SrtChannels } from '../../http/openapi/routes/srt-statistics.js';
 
 export interface SrtServerOptions {
   addon: SrtAddon;

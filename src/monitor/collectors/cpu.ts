@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Collector } from '../collector.js';
+import type { Collector } from './collector.js';
 import type { CgroupReader } from './cgroup-reader.js';
 import {
   cpuPercentages,

@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Collector } from '../collector.js';
+import type { Collector } from './collector.js';
 
 /**
  * `disk_total{path}` and `disk_usage{path}` in bytes (SPEC §4.2): size and used bytes (as `df`

@@ -1,4 +1,4 @@
-import type { Collector } from '../collector.js';
+import type { Collector } from './collector.js';
 import { CgroupReader } from './cgroup-reader.js';
 import { createCpuCollector } from './cpu.js';
 import { createDiskCollector } from './disk.js';

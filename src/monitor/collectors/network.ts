@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Collector } from '../collector.js';
+import type { Collector } from './collector.js';
 import { parseNetDev } from './parse/index.js';
 
 /** `net_rx{interface}` and `net_tx{interface}`: bytes since boot per interface, loopback included (SPEC §4.2). */

@@ -1,4 +1,4 @@
-import type { Collector } from '../collector.js';
+import type { Collector } from './collector.js';
 
 /** `uptime_uptime`: seconds since the server started (fractional), from the app's clock. */
 export function createUptimeCollector(deps: { now: () => number; startedAtMs: number }): Collector {

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { SampleBatch } from '../sample-batch.js';
-import type { MetricStore } from '../store.js';
+import type { SampleBatch, MetricStore } from '../store/index.js';
 import { describeSeries, type SeriesInfo } from './series-kind.js';
 import { StepAggregator } from './step-aggregator.js';
 import { pointsBetween, Tier, type TierSeries } from './tier.js';

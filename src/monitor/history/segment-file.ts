@@ -1,7 +1,6 @@
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CATALOG } from '../catalog.js';
-import { METRIC_INDEX } from '../store.js';
+import { CATALOG, METRIC_INDEX } from '../store/index.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
 import { decodeChunk, type ChunkEncoder, type DecodedChunk } from './chunk-codec.js';
 import { checksum, FRAME_HEADER_BYTES, frameRecord, MAX_PAYLOAD_BYTES } from './record-frame.js';

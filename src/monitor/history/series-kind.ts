@@ -1,4 +1,4 @@
-import { CATALOG } from '../catalog.js';
+import { CATALOG } from '../store/index.js';
 import type { ColumnPrediction } from './chunk-codec.js';
 
 /**

@@ -1,9 +1,8 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
-import { METRIC_INDEX } from '../store.js';
+import { METRIC_INDEX, CATALOG } from '../store/index.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
 import { frameRecord, scanRecords } from './record-frame.js';
 import { describeSeries, KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
-import { CATALOG } from '../catalog.js';
 
 /**
  * The write-ahead log of a tier's open window (`<window start>.wal`): one record per flushed step,

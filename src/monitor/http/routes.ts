@@ -1,12 +1,33 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/index.js';
-import { addVary, ApiError, describeJsonSyntaxError, type DirectLane } from '../../http/index.js';
-import { EncodedBody } from '../encoded-body.js';
-import type { Monitor } from '../monitor.js';
-import { EXPOSITION_CONTENT_TYPES, negotiateFormat, ScrapeCredential } from '../prometheus/index.js';
-import { QueryError, QueryTimeoutError } from '../query/index.js';
+import {
+  addVary,
+  ApiError,
+  describeJsonSyntaxError,
+  type DirectLane,
+  EncodedBody,
+} from '../../http/index.js';
+import {
+  EXPOSITION_CONTENT_TYPES,
+  negotiateFormat,
+  ScrapeCredential,
+  type PrometheusExposition,
+} from '../prometheus/index.js';
+import { QueryError, QueryTimeoutError, type MetricsQueryService } from '../query/index.js';
 import { registerRawJsonBody, type RawJsonBody } from './raw-json-body.js';
 import { sendBody } from './send-body.js';
+
+/** What the metrics routes read of the monitor (monitor.ts, which composes this room). */
+export interface MetricsSource {
+  /** The catalog as JSON text (it never changes). */
+  readonly catalogJson: string;
+  readonly query: MetricsQueryService;
+  readonly exposition: PrometheusExposition;
+  /** Is periodic collection on? */
+  readonly enabled: boolean;
+  /** Makes sure the store holds a snapshot for a scrape (on-demand collection when off). */
+  prepareScrape(): Promise<void>;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** These routes encode their cached answers themselves (see send-body.ts). */
@@ -22,7 +43,7 @@ const GET_OPTIONS = { compress: false, decompress: false } as const;
  */
 export async function registerMetricsApi(
   v3: FastifyInstance,
-  monitor: Monitor,
+  monitor: MetricsSource,
   bodyLimitBytes: number,
   lane: DirectLane,
 ): Promise<void> {
@@ -49,7 +70,7 @@ export async function registerMetricsApi(
 }
 
 /** Parses and answers a query body that is not in the cache; errors become 400 answers. */
-function answerQuery(monitor: Monitor, raw: RawJsonBody | undefined): EncodedBody {
+function answerQuery(monitor: MetricsSource, raw: RawJsonBody | undefined): EncodedBody {
   let body: unknown;
   if (raw !== undefined) {
     try {
@@ -72,7 +93,11 @@ function answerQuery(monitor: Monitor, raw: RawJsonBody | undefined): EncodedBod
  * stays registered so the disk mount at `/` never serves a file called `metrics` instead), the
  * optional scrape credential, then the exposition in the format the scraper asked for.
  */
-export function registerPrometheusEndpoint(server: FastifyInstance, monitor: Monitor, config: Config): void {
+export function registerPrometheusEndpoint(
+  server: FastifyInstance,
+  monitor: MetricsSource,
+  config: Config,
+): void {
   const enabled = config.metrics.enable_prometheus;
   const credential = new ScrapeCredential(config.metrics.prometheus);
   const send = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {

@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { gzipWanted } from '../../http/index.js';
-import type { EncodedBody } from '../encoded-body.js';
+import { gzipWanted, type EncodedBody } from '../../http/index.js';
 
 /**
  * Sends a prepared body, gzip-encoded when it is large enough and the client accepts gzip. The

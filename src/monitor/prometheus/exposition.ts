@@ -1,5 +1,5 @@
-import { EncodedBody } from '../encoded-body.js';
-import type { MetricStore } from '../store.js';
+import { EncodedBody } from '../../http/index.js';
+import type { MetricStore } from '../store/index.js';
 import { escapeHelpOpenMetrics, escapeHelpText, escapeLabelValue, formatSampleValue } from './escape.js';
 import { prometheusFamilies, type PrometheusFamily } from './families.js';
 

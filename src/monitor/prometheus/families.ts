@@ -1,5 +1,4 @@
-import { CATALOG, type MetricName } from '../catalog.js';
-import { METRIC_INDEX } from '../store.js';
+import { CATALOG, type MetricName, METRIC_INDEX } from '../store/index.js';
 
 /** One row of the families table of SPEC §6. */
 interface FamilyDefinition {

@@ -1,5 +1,5 @@
 import type { MetricHistory } from '../history/index.js';
-import type { MetricStore } from '../store.js';
+import type { MetricStore } from '../store/index.js';
 import type { QueryDeadline } from './deadline.js';
 import { METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './evaluate.js';
 import type { MetricsQuery } from './parse.js';

@@ -1,6 +1,5 @@
-import { CATALOG } from '../catalog.js';
+import { CATALOG, compareLabelValues, type MetricStore } from '../store/index.js';
 import { describeSeries, pointsBetween, type MetricHistory } from '../history/index.js';
-import { compareLabelValues, type MetricStore } from '../store.js';
 import type { QueryDeadline } from './deadline.js';
 import { labelsJson, METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './evaluate.js';
 import { formatNumber } from './format-number.js';

@@ -1,6 +1,5 @@
-import { CATALOG } from '../catalog.js';
+import { CATALOG, type MetricStore } from '../store/index.js';
 import type { MetricHistory } from '../history/index.js';
-import type { MetricStore } from '../store.js';
 import type { QueryDeadline } from './deadline.js';
 import { evaluateHistoryObjects } from './evaluate-history.js';
 import { formatNumber } from './format-number.js';

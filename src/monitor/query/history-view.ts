@@ -1,4 +1,4 @@
-import { CATALOG } from '../catalog.js';
+import { CATALOG, compareLabelValues, type MetricStore } from '../store/index.js';
 import {
   describeSeries,
   type MetricHistory,
@@ -6,7 +6,6 @@ import {
   type Tier,
   type TierPiece,
 } from '../history/index.js';
-import { compareLabelValues, type MetricStore } from '../store.js';
 import { labelsJson, METRICS_IN_NAME_ORDER } from './evaluate.js';
 import { formatNumber } from './format-number.js';
 import { tierStepOf, type PointPlan } from './point-plan.js';

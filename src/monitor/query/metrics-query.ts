@@ -1,6 +1,6 @@
-import { EncodedBody } from '../encoded-body.js';
+import { EncodedBody } from '../../http/index.js';
 import type { MetricHistory } from '../history/index.js';
-import type { MetricStore } from '../store.js';
+import type { MetricStore } from '../store/index.js';
 import { assembleAnswer } from './assemble-answer.js';
 import { QueryDeadline } from './deadline.js';
 import { answerHead, evaluateQuery } from './evaluate.js';

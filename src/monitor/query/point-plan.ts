@@ -1,5 +1,5 @@
 import type { MetricHistory, Tier } from '../history/index.js';
-import type { MetricStore } from '../store.js';
+import type { MetricStore } from '../store/index.js';
 import { QueryError, type MetricsQuery } from './parse.js';
 
 /** The retention the answer reports, seconds (config `metrics.range_sec` / `interval_sec`). */

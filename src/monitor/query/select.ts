@@ -1,6 +1,5 @@
 import type { RE2JS } from 're2js';
-import { CATALOG } from '../catalog.js';
-import { METRIC_INDEX } from '../store.js';
+import { CATALOG, METRIC_INDEX } from '../store/index.js';
 import type { QueryItem } from './parse.js';
 
 /** One compiled item: every selector must match. */

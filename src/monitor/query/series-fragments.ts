@@ -1,6 +1,5 @@
-import { CATALOG } from '../catalog.js';
+import { CATALOG, type MetricStore } from '../store/index.js';
 import type { MetricHistory } from '../history/index.js';
-import type { MetricStore } from '../store.js';
 import { labelsJson } from './evaluate.js';
 import { formatNumber } from './format-number.js';
 import { HistoryView } from './history-view.js';

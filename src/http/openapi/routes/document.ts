@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { errors, PUBLIC, type RouteDoc } from '../route-doc.js';
+import { errors, PUBLIC, type RouteDoc } from './route-doc.js';
 
 const document: RouteDoc = {
   summary: 'This OpenAPI 3.1 document',

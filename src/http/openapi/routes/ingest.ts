@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { SRT_STATISTICS_FIELDS } from '../../../ingest/srt/statistics.js';
-import { BEARER, errors, GUARDED, type RouteDoc } from '../route-doc.js';
+import { SRT_STATISTICS_FIELDS } from './srt-statistics.js';
+import { BEARER, errors, GUARDED, type RouteDoc } from './route-doc.js';
 
 /** datarhei Core's `api.RTMPChannel`. */
 const RtmpChannel = Type.Object({ name: Type.String({ minLength: 1 }) }, { title: 'RTMPChannel' });

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from '../route-doc.js';
+import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from './route-doc.js';
 
 const Cleanup = Type.Object({
   pattern: Type.String({ description: '<fs>:<glob>, fs one of mem, memfs, disk, diskfs' }),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { errors, opaque, PUBLIC, type RouteDoc } from '../route-doc.js';
+import { errors, opaque, PUBLIC, type RouteDoc } from './route-doc.js';
 
 const About = Type.Object(
   {

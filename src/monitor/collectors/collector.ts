@@ -1,4 +1,4 @@
-import type { MetricName } from './catalog.js';
+import type { MetricName } from '../store/index.js';
 
 /**
  * Hands one sample to the store. `labelValues` are the values of the metric's labels in catalog

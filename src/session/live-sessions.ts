@@ -1,5 +1,6 @@
-import type { Session, SessionCollector } from '../session/index.js';
-import { newSessionId, type IpIgnoreList } from '../session/index.js';
+import type { IpIgnoreList } from './ip-ignorelist.js';
+import type { Session, SessionCollector } from './session-collector.js';
+import { newSessionId } from './session-id.js';
 
 /** A live-ingest connection whose bytes can be counted (an RTMP socket, an SRT socket). */
 export interface MeteredConnection {

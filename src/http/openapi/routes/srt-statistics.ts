@@ -1,4 +1,9 @@
 /**
+ * The wire shape of GET /api/v3/srt (datarhei Core's `api.SRTChannels`), beside its description: the
+ * SRT server (src/ingest/srt/) fills it, the API description names each field. Kept here, under
+ * the description, so that the description does not import the ingest module.
+ */
+/**
  * The statistics of one SRT connection as datarhei Core's `api.SRTStatistics` names them
  * (GET /api/v3/srt), with what each counts. The addon fills them from libsrt's `srt_bstats`,
  * counted since the connection opened. libsrt does not count key-material packets: `send_km_pkt`
