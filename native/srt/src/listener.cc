@@ -1,3 +1,7 @@
+// The listener's core and its JavaScript wrapper. Kept in one file past the usual ~300 lines on
+// purpose: every method here touches state shared by three threads (libsrt's receiving thread in
+// the handshake hook, the relay thread, Node's thread), and the locking is only checkable when
+// all of them are read side by side (all under mutex_, events posted in order while holding it).
 #include "listener.h"
 
 #include <access_control.h>
