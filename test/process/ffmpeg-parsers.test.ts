@@ -285,7 +285,8 @@ describe('-vstats stream', () => {
     const parsed = lines('av-two-outputs.vstats.txt').map(parseVstatsLine);
     assert.equal(parsed.length, 40);
     assert.ok(parsed.every((line) => line?.file === 0 && line.stream === 0));
-    assert.deepEqual(parsed[0], { file: 0, stream: 0, q: 25, frameBytes: 1523 });
+    assert.deepEqual(parsed[0], { file: 0, stream: 0, q: 25, frameBytes: 1523, keyframe: true });
+    assert.equal(parsed[1]?.keyframe, false);
     assert.equal(parseVstatsLine('frame= 1 q= 2'), undefined);
   });
 });

@@ -12,9 +12,12 @@ export interface VstatsLine {
   q: number;
   /** Bytes of this packet. */
   frameBytes: number;
+  /** The packet is a key frame (`type= I`; `?` when the encoder does not say). */
+  keyframe: boolean;
 }
 
 const LINE = /^out=\s*(\d+)\s+st=\s*(\d+)\s+frame=\s*\d+\s+q=\s*(-?[\d.]+)\s+f_size=\s*(\d+)/;
+const TYPE = /\stype=\s*(\S)\s*$/;
 
 export function parseVstatsLine(line: string): VstatsLine | undefined {
   const match = LINE.exec(line);
@@ -25,5 +28,6 @@ export function parseVstatsLine(line: string): VstatsLine | undefined {
     stream: Number(match[2]),
     q: Number.isFinite(q) ? q : 0,
     frameBytes: Number(match[4]),
+    keyframe: TYPE.exec(line)?.[1] === 'I',
   };
 }

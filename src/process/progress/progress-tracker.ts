@@ -1,6 +1,10 @@
 import type { Prelude, PreludeStream, ProgressBlock, StatsLine, VstatsLine } from '../ffmpeg/index.js';
 import { emptyProgress, type ProgressValues, type StreamValues } from './progress-values.js';
+import { FramerateRange } from './framerate-range.js';
 import { RateWindow } from './rate-window.js';
+import { ReportClock } from './report-clock.js';
+
+const NO_FRAMERATE = { min: 0, max: 0, avg: 0 };
 
 /** Config id and masked address of each input or output file, by file index. */
 export interface IoLabels {
@@ -10,6 +14,7 @@ export interface IoLabels {
 
 interface StreamCounters {
   frames: number;
+  keyframes: number;
   bytes: number;
   q: number;
 }
@@ -28,7 +33,15 @@ interface StreamCounters {
  *   gets what the (encoded) video streams of that file did not write;
  * - input streams: the frames and packets of the output streams they feed; an input file's bytes
  *   are what it read from memfs through the server, all of them on its stream when it has only one.
- * Rates (fps, pps, bitrate) come from sliding windows over these counters.
+ * Rates (fps, pps, bitrate) come from sliding windows over these counters, sampled when ffmpeg
+ * reports (a `-progress` block or a progress line, about once per second) and stamped with the
+ * time ffmpeg made it (report-clock.ts). Sampling on a timer of its own instead mixed two clocks: a counter that
+ * ffmpeg updates once per second, read at arbitrary moments, made a 25 fps source read 0 and then
+ * about 30 in its first seconds. The process's frame rate follows ffmpeg's own `frame=` counter;
+ * `-vstats` (written through a stdio buffer, so in bursts) only fills the other streams.
+ *
+ * Past 300 lines on purpose: the counters and the samples of their rates are taken from the same
+ * assembly (`counters`), which must stay one piece so a stream's count and its rate agree.
  */
 export class ProgressTracker {
   private prelude: Prelude = { inputs: [], outputs: [], mapping: [] };
@@ -48,9 +61,18 @@ export class ProgressTracker {
   private readonly inputBytes = new Map<number, number>();
   private sawProgressStream = false;
   private readonly windows = new Map<string, RateWindow>();
+  private readonly ranges = new Map<string, FramerateRange>();
+  /** ffmpeg's own `fps=` of its last report, until two reports give a measured rate. */
+  private reportedFps = 0;
+  private readonly clock = new ReportClock();
 
+  /**
+   * @param now wall clock, milliseconds: stamps each report as it arrives
+   * @param windowMs length of the rate windows, milliseconds
+   */
   constructor(
     private readonly labels: IoLabels,
+    private readonly now: () => number = Date.now,
     private readonly windowMs = 10_000,
   ) {}
 
@@ -70,6 +92,8 @@ export class ProgressTracker {
     if (line.drop !== undefined) this.drop = line.drop;
     if (line.dup !== undefined) this.dup = line.dup;
     if (line.q.length > 0) this.qByOrder = line.q;
+    if (line.fps !== undefined) this.reportedFps = line.fps;
+    this.record(this.now());
     return this.fingerprint() !== before;
   }
 
@@ -84,14 +108,17 @@ export class ProgressTracker {
     if (block.drop !== undefined) this.drop = block.drop;
     if (block.dup !== undefined) this.dup = block.dup;
     for (const [key, q] of block.streamQ) this.qByStream.set(key, q);
+    if (block.fps !== undefined) this.reportedFps = block.fps;
+    this.record(this.now());
     return this.fingerprint() !== before;
   }
 
   /** A `-vstats` line (one encoded video packet); returns true (it is progress). */
   onVstats(line: VstatsLine): boolean {
     const key = `${line.file}:${line.stream}`;
-    const counters = this.vstats.get(key) ?? { frames: 0, bytes: 0, q: 0 };
+    const counters = this.vstats.get(key) ?? { frames: 0, keyframes: 0, bytes: 0, q: 0 };
     counters.frames++;
+    if (line.keyframe) counters.keyframes++;
     counters.bytes += line.frameBytes;
     counters.q = line.q;
     this.vstats.set(key, counters);
@@ -108,9 +135,16 @@ export class ProgressTracker {
     this.inputBytes.set(index, (this.inputBytes.get(index) ?? 0) + bytes);
   }
 
-  /** Feeds the rate windows; call about once per second. */
-  sample(nowMs: number): void {
-    const values = this.counters();
+  /**
+   * Feeds the rate windows with the counters as ffmpeg reported them. ffmpeg prints its first
+   * report at its first frame, before its regular period and without a clock (`fps=0`); taken as
+   * a sample, the frames right after it made a 25 fps source read about 30 for several seconds.
+   * The windows start at the first report that carries ffmpeg's clock.
+   */
+  private record(arrivalMs: number): void {
+    if (this.frame > 0 && this.reportedFps === 0) return;
+    const nowMs = this.clock.stamp(arrivalMs, this.frame, this.reportedFps);
+    const values = this.counters(true);
     this.window('frame').push(nowMs, values.frame);
     this.window('size').push(nowMs, values.sizeBytes);
     for (const [kind, streams] of [
@@ -122,14 +156,23 @@ export class ProgressTracker {
         this.window(`${key}:frame`).push(nowMs, stream.frame);
         this.window(`${key}:packet`).push(nowMs, stream.packet);
         this.window(`${key}:size`).push(nowMs, stream.sizeBytes);
+        this.widenRange(`${key}:frame`, nowMs, stream.frame);
       }
     }
   }
 
+  /** Keeps the lowest and highest rate of a frame counter, once two samples give one. */
+  private widenRange(key: string, nowMs: number, value: number): void {
+    const range = this.ranges.get(key);
+    if (range === undefined) this.ranges.set(key, new FramerateRange({ ms: nowMs, value }));
+    else range.widen(this.window(key).rate(nowMs));
+  }
+
   /** Current values, with rates over the window ending at `nowMs`. */
   values(nowMs: number): ProgressValues {
-    const values = this.counters();
-    values.fps = this.window('frame').rate(nowMs);
+    const values = this.counters(false);
+    const frames = this.window('frame');
+    values.fps = frames.samples() < 2 ? this.reportedFps : frames.rate(nowMs);
     values.bitrate = this.window('size').rate(nowMs) * 8;
     for (const [kind, streams] of [
       ['in', values.inputs],
@@ -138,6 +181,8 @@ export class ProgressTracker {
       for (const stream of streams) {
         const key = `${kind}:${stream.index}:${stream.stream}`;
         stream.fps = this.window(`${key}:frame`).rate(nowMs);
+        stream.framerate =
+          this.ranges.get(`${key}:frame`)?.values(this.window(`${key}:frame`)) ?? NO_FRAMERATE;
         stream.pps = this.window(`${key}:packet`).rate(nowMs);
         stream.bitrate = this.window(`${key}:size`).rate(nowMs) * 8;
       }
@@ -145,18 +190,23 @@ export class ProgressTracker {
     return values;
   }
 
-  private counters(): ProgressValues {
+  /**
+   * The counters now. `asReported`: the first video output stream counts ffmpeg's `frame=` alone
+   * (the rates' samples), not `-vstats` lines that arrived since the report.
+   */
+  private counters(asReported: boolean): ProgressValues {
     const values = emptyProgress();
     values.timeSeconds = this.timeSeconds;
     values.speed = this.speed;
     values.drop = this.drop;
     values.dup = this.dup;
-    values.outputs = this.outputCounters();
+    values.outputs = this.outputCounters(asReported);
     values.inputs = this.inputCounters(values.outputs);
     const firstVideo = values.outputs.find((stream) => stream.type === 'video');
     // ffmpeg's own `frame=` counts the first video output stream too, but only once per second;
     // that stream's count also follows -vstats, so the process and the stream never disagree.
     values.frame = firstVideo?.frame ?? this.frame;
+    if (asReported && this.frame > 0) values.frame = this.frame;
     values.q = firstVideo?.q ?? this.qByOrder[0] ?? 0;
     // The packets of the output streams whose counts are known (see outputCounters).
     values.packet = values.outputs.reduce((sum, stream) => sum + stream.packet, 0);
@@ -173,7 +223,7 @@ export class ProgressTracker {
     return file === 0 ? this.ffmpegBytes : 0;
   }
 
-  private outputCounters(): StreamValues[] {
+  private outputCounters(asReported: boolean): StreamValues[] {
     const outputs = this.prelude.outputs;
     const firstVideo = outputs.find((stream) => stream.type === 'video');
     let videoOrder = 0;
@@ -183,7 +233,8 @@ export class ProgressTracker {
       const values = this.streamValues(stream, this.labels.outputs[stream.file]);
       if (stream.type === 'video') {
         const counted = stream === firstVideo ? this.frame : 0;
-        values.frame = Math.max(encoded?.frames ?? 0, counted);
+        values.frame = asReported && counted > 0 ? counted : Math.max(encoded?.frames ?? 0, counted);
+        values.keyframe = encoded?.keyframes ?? 0;
         values.packet = values.frame;
         values.sizeBytes = encoded?.bytes ?? 0;
         values.q = this.qByStream.get(key) ?? this.qByOrder[videoOrder] ?? encoded?.q ?? 0;
@@ -230,6 +281,7 @@ export class ProgressTracker {
         );
         if (output === undefined) continue;
         values.frame = Math.max(values.frame, output.frame);
+        values.keyframe = Math.max(values.keyframe, output.keyframe);
         values.packet = Math.max(values.packet, output.packet);
       }
       // A file's bytes cannot be split over several streams (the server sees only file reads).
@@ -251,7 +303,10 @@ export class ProgressTracker {
       type: stream.type,
       codec: stream.codec,
       frame: 0,
+      keyframe: 0,
       fps: 0,
+      framerate: { min: 0, max: 0, avg: 0 },
+      extradataBytes: 0,
       packet: 0,
       pps: 0,
       sizeBytes: 0,

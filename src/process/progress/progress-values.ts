@@ -16,8 +16,17 @@ export interface StreamValues {
   type: string;
   codec: string;
   frame: number;
+  /** Key frames (encoded video streams; 0 where ffmpeg does not tell). */
+  keyframe: number;
   /** Frames per second over the sliding window. */
   fps: number;
+  /** Lowest and highest `fps` seen during the run, and frames per second since its first report. */
+  framerate: { min: number; max: number; avg: number };
+  /**
+   * Codec extradata, bytes. A stock ffmpeg does not report it (the reference reads it from its own
+   * patched ffmpeg), so it stays 0; the field is there for clients that decode it.
+   */
+  extradataBytes: number;
   packet: number;
   /** Packets per second over the sliding window. */
   pps: number;

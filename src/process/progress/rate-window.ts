@@ -47,6 +47,21 @@ export class RateWindow {
     return end > first ? (growth * 1000) / (end - first) : 0;
   }
 
+  /** How many samples the window holds (before `rate` drops the old ones). */
+  samples(): number {
+    return this.size;
+  }
+
+  /** Time of the newest sample, ms; 0 when there is none. */
+  lastTime(): number {
+    return this.size === 0 ? 0 : this.timeAt(this.size - 1);
+  }
+
+  /** Value of the newest sample; 0 when there is none. */
+  lastValue(): number {
+    return this.size === 0 ? 0 : this.valueAt(this.size - 1);
+  }
+
   clear(): void {
     this.head = 0;
     this.size = 0;

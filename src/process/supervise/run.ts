@@ -56,7 +56,7 @@ export class FfmpegRun {
   private readonly readers: { stream: Readable; bytes: number; paused: boolean }[] = [];
 
   constructor(private readonly options: RunOptions) {
-    this.tracker = new ProgressTracker(options.labels);
+    this.tracker = new ProgressTracker(options.labels, options.now);
   }
 
   get pid(): number | undefined {
@@ -118,7 +118,6 @@ export class FfmpegRun {
 
   /** Once per second: refill the output budget and say how much was dropped. */
   tick(nowMs: number): void {
-    this.tracker.sample(nowMs);
     if (this.droppedLines > 0) {
       this.options.report.addLine(
         Math.floor(nowMs / 1000),
