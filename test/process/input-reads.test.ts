@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { withInputHeader, parseInputHeader } from '../../src/process/config/memfs-inputs.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -100,7 +101,10 @@ describe('bytes that process inputs read from memfs', () => {
       8000,
       'bytes read by B',
     );
-    assert.ok(first.command.includes('X-Streamcore-Input: hlsb/0\r\n'), first.command.join(' '));
+    // The header is the server's, not the user's: it is on the encoder's command line, not in state.command.
+    const cmdline = (await readFile(`/proc/${first.pid}/cmdline`, 'utf8')).split('\0');
+    assert.ok(cmdline.includes('X-Streamcore-Input: hlsb/0\r\n'), cmdline.join(' '));
+    assert.ok(!first.command.some((arg) => arg.includes('X-Streamcore-Input')), first.command.join(' '));
     const grown = await waitFor(
       async () => {
         const state = await getState(server, 'hlsb');

@@ -131,6 +131,16 @@ export class EntryFactory {
   }
 
   /**
+   * The user's command of a resolved config, as the reference's `state.command` shows it: what
+   * follows the binary, without the server's own options (`-progress`, `-vstats_file`, the memfs
+   * input headers), input references followed; the UI prefixes `ffmpeg ` and offers it to copy.
+   * Throws like `prepare`.
+   */
+  userCommand(config: ProcessConfig): string[] {
+    return buildCommand(this.followReferences(config), [], this.deps.diskRoot);
+  }
+
+  /**
    * What a probe of a resolved config runs: the global options, then each input's options, `-i`
    * and address, input references followed (no outputs). Throws like `prepare`.
    */

@@ -199,11 +199,10 @@ export class ProcessService {
     return this.entry(id).metadata;
   }
 
-  /** The command line a process runs (or would run next), credentials masked. */
+  /** The user's command of a process (`userCommand`), credentials masked. */
   commandLine(entry: ProcessEntry): string[] {
-    if (entry.supervisor.maskedCommand.length > 0) return entry.supervisor.maskedCommand;
     try {
-      return [this.deps.config.ffmpeg.binary, ...this.factory.prepare(entry.resolved).args].map(this.mask);
+      return this.factory.userCommand(entry.resolved).map(this.mask);
     } catch {
       return [];
     }
