@@ -46,7 +46,15 @@ export function registerMetadataRoutes(v3: FastifyInstance, metadata: SystemMeta
         security: [{ bearerAuth: [] }],
         params: KeyParams,
         body: AnyJson,
-        response: { 200: AnyJson, 400: ErrorSchema, 413: ErrorSchema, 415: ErrorSchema, ...GUARDED_ERRORS },
+        response: {
+          200: AnyJson,
+          400: ErrorSchema,
+          413: ErrorSchema,
+          415: ErrorSchema,
+          // The disk is full: the change was not saved, and not applied.
+          507: ErrorSchema,
+          ...GUARDED_ERRORS,
+        },
       },
     },
     async (request, reply) => {

@@ -9,6 +9,8 @@ import {
   type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
+import { ApiError } from '../../http/index.js';
+import { checkMetadataChange } from '../../metadata/index.js';
 import type { ProcessStore } from '../store/index.js';
 import type { EntryFactory } from './entry-factory.js';
 import { KeyedLocks } from './locks.js';
@@ -71,11 +73,18 @@ export class ProcessChanges {
         metadata: {},
       });
       this.settle(entry, values);
-      db.release(config.id);
+      if (config.autostart) entry.supervisor.setOrder('start');
+      const unrelease = db.release(config.id);
       table.set(entry);
       this.deps.changed();
+      // Stored before it runs: no encoder starts for a process the file does not hold.
+      await db.save(() => {
+        table.delete(config.id);
+        unrelease();
+        this.deps.changed();
+        discard(entry);
+      });
       if (config.autostart) entry.supervisor.start();
-      await db.save();
       return config;
     });
   }
@@ -117,16 +126,22 @@ export class ProcessChanges {
     }
   }
 
-  /** Stops the process, purges its `purge_on_delete` files and forgets it. */
+  /**
+   * Forgets the process, then stops it and purges its `purge_on_delete` files once the file no
+   * longer holds it (a delete that cannot be saved leaves the process running).
+   */
   async remove(id: string): Promise<void> {
     const { table } = this.deps;
     await this.locks.run([id], async () => {
       const entry = table.require(id);
-      await entry.supervisor.dispose();
       table.delete(id);
       this.deps.changed();
+      await this.deps.db.save(() => {
+        table.set(entry);
+        this.deps.changed();
+      });
+      await entry.supervisor.dispose();
       await this.deps.purge(entry);
-      await this.deps.db.save();
     });
   }
 
@@ -134,23 +149,26 @@ export class ProcessChanges {
     await this.locks.run([id], async () => {
       const entry = this.deps.table.require(id);
       const supervisor = entry.supervisor;
+      // The new order is stored first; the command acts once it is saved.
+      const before = supervisor.order;
+      const after = command === 'stop' ? 'stop' : command === 'reload' ? before : 'start';
+      if (command !== 'stop' && command !== 'reload' && !supervisor.occupiesSlot) this.ensureSlot(id);
+      supervisor.setOrder(after);
+      await this.deps.db.save(() => supervisor.setOrder(before));
       switch (command) {
         case 'start':
-          if (!supervisor.occupiesSlot) this.ensureSlot(id);
           supervisor.start();
           break;
         case 'stop':
           await supervisor.stop();
           break;
         case 'restart':
-          if (!supervisor.occupiesSlot) this.ensureSlot(id);
           await supervisor.restart();
           break;
         case 'reload':
           await this.reload(entry);
           break;
       }
-      await this.deps.db.save();
     });
   }
 
@@ -158,9 +176,17 @@ export class ProcessChanges {
   async setMetadata(id: string, key: string, value: unknown): Promise<unknown> {
     return this.locks.run([id], async () => {
       const entry = this.deps.table.require(id);
-      if (value === null) delete entry.metadata[key];
-      else entry.metadata[key] = value;
-      await this.deps.db.save();
+      const metadata = entry.metadata;
+      const problems = checkMetadataChange(metadata, key, value);
+      if (problems.length > 0) throw new ApiError('BAD_REQUEST', problems, { message: 'Invalid metadata' });
+      const had = Object.hasOwn(metadata, key);
+      const previous = metadata[key];
+      if (value === null) delete metadata[key];
+      else metadata[key] = value;
+      await this.deps.db.save(() => {
+        if (had) metadata[key] = previous;
+        else delete metadata[key];
+      });
       return value;
     });
   }
@@ -186,22 +212,31 @@ export class ProcessChanges {
   ): Promise<void> {
     const { table, db } = this.deps;
     const order = old.supervisor.order;
-    await old.supervisor.dispose();
-    await this.deps.purge(old);
     const entry = await this.deps.factory.create(config, resolved, {
       createdAt: old.createdAt,
       updatedAt: this.deps.nowSeconds(),
       metadata: old.metadata,
     });
     this.settle(entry, values);
-    entry.report.adopt(old.report);
-    entry.supervisor.adoptCounts(old.supervisor);
+    entry.supervisor.setOrder(order);
     table.delete(old.config.id);
-    db.release(config.id);
+    const unrelease = db.release(config.id);
     table.set(entry);
     this.deps.changed();
+    // The old process keeps running until the new config is saved; an update that cannot be
+    // saved leaves it as it was.
+    await db.save(() => {
+      table.delete(config.id);
+      unrelease();
+      table.set(old);
+      this.deps.changed();
+      discard(entry);
+    });
+    await old.supervisor.dispose();
+    await this.deps.purge(old);
+    entry.report.adopt(old.report);
+    entry.supervisor.adoptCounts(old.supervisor);
     if (order === 'start') entry.supervisor.start();
-    await db.save();
   }
 
   /** The semantic checks (SPEC §7.1) against the current processes; throws a 400. */
@@ -227,6 +262,11 @@ export class ProcessChanges {
     if (this.deps.table.slotsFull(id, this.deps.maxProcesses))
       throw maxProcessesError(this.deps.maxProcesses);
   }
+}
+
+/** Releases the runtime of an entry that never ran (its change was not saved). */
+function discard(entry: ProcessEntry): void {
+  entry.supervisor.dispose().catch(() => undefined);
 }
 
 /** `ids`, the id of `config` and the processes its inputs read from (`#<id>:output=…`), sorted. */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { SerialFileWriter } from '../../persistence/atomic-write.js';
+import { writeFileAtomic } from '../../persistence/atomic-write.js';
 import { isObject, type ProcessConfig } from '../config/index.js';
 import type { Order } from '../supervise/index.js';
 
@@ -192,24 +192,39 @@ export function serializeDb(
 /**
  * Writes the db file atomically, coalescing bursts: `save()` resolves once a write that started
  * after the call has completed, so the caller's change is on disk.
+ *
+ * All or nothing (issue 10 item 3): each change applied in memory hands `save` the step that
+ * undoes it. When a write fails (the file cannot be rendered or written), the undo steps of every
+ * change it carried run, newest first, before the next write renders, and each caller gets the
+ * error: memory returns to what the file holds, and the next change works once the cause is gone.
  */
 export class DbWriter {
-  private readonly writer: SerialFileWriter;
-  private pending: Promise<void> | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  /** The write that has not started yet, and the undo steps of the changes it will carry. */
+  private pending: { done: Promise<void>; undos: (() => void)[] } | undefined;
 
   constructor(
-    file: string,
+    private readonly file: string,
     private readonly render: () => string,
-  ) {
-    this.writer = new SerialFileWriter(file);
-  }
+  ) {}
 
-  save(): Promise<void> {
-    // A write queued but not started yet will include this change too.
-    this.pending ??= Promise.resolve().then(() => {
-      this.pending = undefined;
-      return this.writer.write(this.render());
-    });
-    return this.pending;
+  save(undo?: () => void): Promise<void> {
+    if (this.pending === undefined) {
+      const batch: { done: Promise<void>; undos: (() => void)[] } = { done: Promise.resolve(), undos: [] };
+      batch.done = this.chain.then(async () => {
+        // Changes from now on belong to the next write.
+        if (this.pending === batch) this.pending = undefined;
+        try {
+          await writeFileAtomic(this.file, this.render());
+        } catch (error) {
+          for (const step of batch.undos.reverse()) step();
+          throw error;
+        }
+      });
+      this.chain = batch.done.catch(() => undefined);
+      this.pending = batch;
+    }
+    if (undo !== undefined) this.pending.undos.push(undo);
+    return this.pending.done;
   }
 }

@@ -9,6 +9,7 @@ import {
   type VerbatimEntry,
 } from './db.js';
 import { readProcessConfig, type ProcessConfig } from '../config/index.js';
+import { saveError } from './save-error.js';
 
 /** A stored process that reads and validates, ready to be given a runtime. */
 export interface LoadedProcess {
@@ -70,9 +71,18 @@ export class ProcessStore {
     return loaded;
   }
 
-  /** Writes the current state; resolves once it is on disk. */
-  save(): Promise<void> {
-    return this.writer.save();
+  /**
+   * Writes the current state; resolves once it is on disk. `undo` reverts the caller's change in
+   * memory: it runs when the write fails (see `DbWriter`), and the caller gets a 500/507 that says
+   * the change was not applied.
+   */
+  async save(undo?: () => void): Promise<void> {
+    try {
+      await this.writer.save(undo);
+    } catch (error) {
+      this.logger.error({ err: error, file: this.file }, 'db write failed; the change was undone');
+      throw saveError(error, this.file);
+    }
   }
 
   /** The server-wide metadata (`metadata.system` of the file). */
@@ -84,22 +94,18 @@ export class ProcessStore {
   async replaceSystemMetadata(next: Record<string, unknown>): Promise<void> {
     const previous = this.system;
     this.system = next;
-    try {
-      await this.save();
-    } catch (error) {
-      this.system = previous;
-      throw error;
-    }
+    await this.save(() => (this.system = previous));
   }
 
   /**
    * A process with this id now exists (created, or renamed to it): the kept entry of that id is
    * replaced for good, metadata included, rather than coming back when the new process is deleted.
    */
-  release(id: string): void {
-    for (const [key, entry] of this.kept) {
-      if (key === id || entry.metadataKey === id) this.kept.delete(key);
-    }
+  release(id: string): () => void {
+    const released = [...this.kept].filter(([key, entry]) => key === id || entry.metadataKey === id);
+    for (const [key] of released) this.kept.delete(key);
+    // Undoes the release, for a change that could not be saved.
+    return () => released.forEach(([key, entry]) => this.kept.set(key, entry));
   }
 
   private keep(stored: StoredProcess, problems: string[]): void {

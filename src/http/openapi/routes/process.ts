@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from './route-doc.js';
+import { BEARER, errors, GUARDED, JSON_BODY, SAVED, type RouteDoc } from './route-doc.js';
 
 const Cleanup = Type.Object({
   pattern: Type.String({ description: '<fs>:<glob>, fs one of mem, memfs, disk, diskfs' }),
@@ -171,7 +171,7 @@ function guarded(summary: string, doc: Omit<RouteDoc, 'summary' | 'tags' | 'secu
 export const PROCESS_DOCS: Record<string, RouteDoc> = {
   'POST /api/v3/process': guarded('Create a process (started when autostart)', {
     body: ConfigBody,
-    responses: { 200: Type.Ref('ProcessConfig'), ...errors(...GUARDED, ...JSON_BODY) },
+    responses: { 200: Type.Ref('ProcessConfig'), ...errors(...GUARDED, ...JSON_BODY, ...SAVED) },
   }),
   'GET /api/v3/process': guarded('List processes, sorted by id, with the asked-for parts', {
     querystring: Type.Object({
@@ -193,12 +193,12 @@ export const PROCESS_DOCS: Record<string, RouteDoc> = {
     {
       params: Id,
       body: ConfigBody,
-      responses: { 200: Type.Ref('ProcessConfig'), ...errors(...GUARDED, ...JSON_BODY, 404) },
+      responses: { 200: Type.Ref('ProcessConfig'), ...errors(...GUARDED, ...JSON_BODY, 404, ...SAVED) },
     },
   ),
   'DELETE /api/v3/process/:id': guarded('Stop and delete a process; purges its purge_on_delete files', {
     params: Id,
-    responses: { 200: Ok, ...errors(...GUARDED, 404) },
+    responses: { 200: Ok, ...errors(...GUARDED, 404, ...SAVED) },
   }),
   'GET /api/v3/process/:id/config': guarded("A process's config", {
     params: Id,
@@ -225,7 +225,7 @@ export const PROCESS_DOCS: Record<string, RouteDoc> = {
         Type.Literal('reload'),
       ]),
     }),
-    responses: { 200: Ok, ...errors(...GUARDED, ...JSON_BODY, 404) },
+    responses: { 200: Ok, ...errors(...GUARDED, ...JSON_BODY, 404, ...SAVED) },
   }),
   'GET /api/v3/process/:id/metadata': guarded("All of a process's metadata", {
     params: Id,
@@ -242,7 +242,7 @@ export const PROCESS_DOCS: Record<string, RouteDoc> = {
       body: Type.Unknown({ description: 'any JSON value' }),
       responses: {
         200: Type.Unknown({ description: 'the stored value' }),
-        ...errors(...GUARDED, ...JSON_BODY, 404),
+        ...errors(...GUARDED, ...JSON_BODY, 404, ...SAVED),
       },
     },
   ),

@@ -60,6 +60,8 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
 
 /** The answers every route under the guard can give besides its own. */
 export const GUARDED = [401];
+/** The answers of a change that is saved to db.json: 507 when the disk is full (500 otherwise). */
+export const SAVED = [507];
 /** The answers of a route that reads a JSON body. */
 export const JSON_BODY = [400, 413, 415];
 
