@@ -246,6 +246,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     description,
     async listen() {
       const address = resolveBindAddress(config);
+      // Before the listener opens: a metrics query right after start finds the first snapshot.
+      await monitor.collectFirst();
       await server.listen({ host: address.host, port: address.port });
       if (!config.api.auth.enable) warnAuthOff(deps.logger, config.address, address.narrowedToLoopback);
       const bound = server.server.address();

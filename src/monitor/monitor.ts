@@ -41,6 +41,8 @@ export class Monitor {
 
   private readonly deps: MonitorDeps;
   private scheduler: CollectionScheduler | undefined;
+  /** `collectFirst` took the first snapshot and periodic collection has not started yet. */
+  private firstCollected = false;
 
   constructor(config: Config, deps: MonitorDeps) {
     this.deps = deps;
@@ -76,10 +78,33 @@ export class Monitor {
     this.exposition = new PrometheusExposition(this.store, config.id);
   }
 
+  /**
+   * The first snapshot, taken before the server listens, so that the first request already finds
+   * it (SPEC: the first one right at start). Bounded by the collectors' time-out; with collection
+   * off, nothing (scrapes collect on demand).
+   */
+  async collectFirst(): Promise<void> {
+    if (!this.enabled || this.scheduler !== undefined) return;
+    this.scheduler = this.createScheduler();
+    await this.scheduler.collectNow();
+    this.firstCollected = true;
+  }
+
   /** Creates the scheduler from the collectors registered so far; starts periodic collection when enabled. */
   start(): void {
-    if (this.scheduler !== undefined) return;
-    this.scheduler = new CollectionScheduler({
+    if (this.scheduler !== undefined) {
+      if (this.firstCollected) {
+        this.firstCollected = false;
+        this.scheduler.start(true);
+      }
+      return;
+    }
+    this.scheduler = this.createScheduler();
+    if (this.enabled) this.scheduler.start();
+  }
+
+  private createScheduler(): CollectionScheduler {
+    return new CollectionScheduler({
       collectors: [...this.deps.collectors],
       store: this.store,
       intervalMs: this.intervalMs,
@@ -92,7 +117,6 @@ export class Monitor {
           ? undefined
           : (timeMs, batch) => this.history?.ingest(timeMs, batch, this.store),
     });
-    if (this.enabled) this.scheduler.start();
   }
 
   /**

@@ -74,8 +74,12 @@ export class CollectionScheduler {
     }));
   }
 
-  /** Collects now (without waiting for the first tick), then every interval until `stop()`. */
-  start(): void {
+  /**
+   * Collects now (without waiting for the first tick), then every interval until `stop()`.
+   * `collected`: the first snapshot was just taken (`collectNow` before the server listened), so
+   * the first tick comes one interval from now.
+   */
+  start(collected = false): void {
     if (this.stopped || this.timer !== undefined) return;
     const startedAt = performance.now();
     let tick = 0;
@@ -90,7 +94,7 @@ export class CollectionScheduler {
       }, delay);
       this.timer.unref();
     };
-    void this.collectNow();
+    if (!collected) void this.collectNow();
     schedule();
   }
 

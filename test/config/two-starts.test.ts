@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+const CHECKOUT = join(import.meta.dirname, '..', '..');
+const SCRIPTS = (
+  JSON.parse(readFileSync(join(CHECKOUT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts;
+
+/**
+ * `npm start` runs only the server (the build runs once, at install, through `prepare`): two
+ * starts from the same checkout at once no longer race on `dist/` (issue 11). Runs what `npm
+ * start` runs, from the checkout, twice at the same moment; each server gets its own config, db
+ * and disk directory and a free loopback port, and both must answer /ping.
+ */
+describe('npm start', () => {
+  const dirs: string[] = [];
+  after(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+  it('builds nothing: no prestart script, the start script runs node on the built entry', () => {
+    assert.equal(SCRIPTS.prestart, undefined);
+    assert.match(SCRIPTS.prepare ?? '', /npm run build/);
+    assert.match(SCRIPTS.start ?? '', /^node \S+\.js$/);
+  });
+
+  it('two servers started from the same checkout at once both answer /ping', async () => {
+    const [, entry] = (SCRIPTS.start ?? '').split(' ');
+    assert.ok(
+      existsSync(join(CHECKOUT, entry ?? '')),
+      `${entry} is built by npm ci (prepare) or npm run build`,
+    );
+    const starts = [0, 1].map(async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'streamcore-two-starts-'));
+      dirs.push(dir);
+      return startBuilt(entry as string, dir);
+    });
+    const servers = await Promise.all(starts);
+    try {
+      for (const server of servers) {
+        const url = await server.listening;
+        const ping = await fetch(`${url}/ping`);
+        assert.equal(await ping.text(), 'pong');
+      }
+    } finally {
+      for (const server of servers) server.child.kill('SIGTERM');
+      const exits = await Promise.all(servers.map((server) => server.exited));
+      for (const exit of exits) assert.equal(exit.code, 0, exit.stderr);
+    }
+  });
+});
+
+function startBuilt(entry: string, dir: string) {
+  const child = spawn(process.execPath, [entry], {
+    cwd: CHECKOUT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      CORE_ADDRESS: '127.0.0.1:0',
+      CORE_CONFIGFILE: join(dir, 'config.json'),
+      CORE_DB_DIR: join(dir, 'db'),
+      CORE_STORAGE_DISK_DIR: join(dir, 'data'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, stderr })),
+  );
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
+  });
+  listening.catch(() => undefined);
+  return { child, exited, listening };
+}
