@@ -7,7 +7,7 @@ import { createAuth } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
-import { createHttpServer, type ApiDescription, type DirectLane } from './http/index.js';
+import { createHttpServer, type ApiDescription } from './http/index.js';
 import { Lifecycle } from './lifecycle/index.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
@@ -66,8 +66,6 @@ export interface App {
   readonly config: Config;
   /** The metrics store, scheduler and exposition (for tools and benchmarks; routes use it already). */
   readonly monitor: Monitor;
-  /** The routes answered ahead of fastify (for tools, tests and benchmarks). */
-  readonly lane: DirectLane;
   /** The live ingest servers (RTMP, SRT), for tools, tests and benchmarks. */
   readonly ingest: Ingest;
   /** The supervised processes (for tools and tests; the process routes use it already). */
@@ -83,7 +81,7 @@ export interface App {
 /** Wires the modules into one server. Nothing here does work of its own. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const lifecycle = new Lifecycle();
-  const { server, lane, description } = await createHttpServer(config, deps.logger, {
+  const { server, description } = await createHttpServer(config, deps.logger, {
     inspectAnswer: deps.inspectAnswer,
   });
   // Every module's collectors; the monitor (wired last) collects them all.
@@ -113,7 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     loadedAtMs: () => configStore?.loadedAt ?? startedAtMs,
   });
   // Also guards every route under /api/v3 registered after this line, in whatever scope.
-  await auth.register(server, lane);
+  await auth.register(server);
   lifecycle.onShutdown(() => auth.close());
 
   // --- skills: what the configured ffmpeg can do, learned once now and on each reload ---
@@ -130,7 +128,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     now,
     lifecycle,
     mountHooks: storage.mountHooks,
-    lane,
   });
   collectors.push(sessions.metrics);
 
@@ -201,7 +198,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     async (v3) => {
       // --- /api/v3 routes ---
       // Guarded by the root hook auth.register installed, like every request under /api/v3.
-      await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024, lane);
+      await registerMetricsApi(v3, monitor, config.api.max_body_kbytes * 1024);
       registerProcessRoutes(v3, processes);
       registerMetadataRoutes(v3, new SystemMetadata(processes.systemMetadata));
       registerProbeRoutes(v3, processes.probeSource, {
@@ -240,7 +237,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     server,
     config,
     monitor,
-    lane,
     ingest,
     processes,
     description,

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import type { DirectLane } from '../http/index.js';
 import { AccessVerifier } from './access-verifier.js';
 import { readServerVersion, registerApiIdentity } from './api-identity.js';
 import { PasswordCheck } from './credentials.js';
@@ -34,9 +33,9 @@ export interface Auth {
    * Registers `GET /api`, `GET /api/`, and, when auth is enabled, the login routes and a root
    * `onRequest` hook that guards every request whose path lies under `/api/v3`, whichever route (of
    * whichever scope) it matches, or none. Call at the root before any route it must guard is
-   * registered. The same check, for tokens verified before, is the lane's admission under `/api/v3`.
+   * registered.
    */
-  register(server: FastifyInstance, lane: DirectLane): Promise<void>;
+  register(server: FastifyInstance): Promise<void>;
   /**
    * Puts a reloaded `api.auth` into effect: new username, password and JWT secret are used from
    * now on and every token issued before is refused. Answers false, changing nothing, when the
@@ -97,7 +96,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
 
   return {
     guard,
-    async register(server, lane) {
+    async register(server) {
       registerApiIdentity(
         server,
         identityOptions(config, auths, { startedAtMs, loadedAtMs }, deps.now, serverVersion, verifier),
@@ -119,8 +118,6 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       // mounts and unmatched paths alike. The spellings a router could map under the prefix
       // (escapes, absolute form, duplicate slashes, case) are pinned by test/auth/guard.test.ts.
       server.addHook('onRequest', createPrefixGuard(guard, V3_PREFIX));
-      // The lane answers only for a token verified before; any other goes through `guard`.
-      lane.admit(V3_PREFIX, (request) => verifier.isCachedValid(request.headers.authorization));
     },
     applyCredentials(next) {
       if (!next.enable) return false;

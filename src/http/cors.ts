@@ -52,7 +52,7 @@ function answerHeadersFor(allowedOrigin: string): readonly string[] {
 /**
  * CORS on every route (SPEC §1.1): preflight requests are answered here, before any guard, so they
  * need no authentication; other responses carry the allowed origin, and `Vary: Origin` when the
- * policy lists origins. The direct lane (direct-lane.ts) writes the same policy's headers.
+ * policy lists origins.
  *
  * Written instead of @fastify/cors because this runs on every request, HLS segments included: the
  * headers are precomputed once, and the hook does one header lookup and one or two header writes

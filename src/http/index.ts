@@ -1,7 +1,6 @@
 export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.js';
 export { createHttpServer, type HttpServer, type HttpServerOptions } from './server.js';
 export type { ApiDescription, RouteDoc } from './openapi/index.js';
-export { DirectLane, type DirectMeter, type PreparedBody } from './direct-lane.js';
 export { replyError, sendEnvelope } from './error-handler.js';
 export { JSON_CONTENT_TYPE } from './json-body.js';
 export { addVary } from './vary.js';

@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Config } from '../config/index.js';
 import { AddressList } from './address-list.js';
 import { capConnectionsPerAddress } from './connection-cap.js';
-import type { DirectLane } from './direct-lane.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -29,12 +28,11 @@ export function connectionLimitsOf(api: Config['api']): ConnectionLimits {
 }
 
 /**
- * The `serverFactory` of the fastify instance: a `node:http` server that offers each request to the
- * direct lane first and hands the rest to fastify. It sets the time-outs (fastify leaves them to a
- * factory) and caps the connections per client address.
+ * The `serverFactory` of the fastify instance: a `node:http` server that hands every request to
+ * fastify. It sets the time-outs (fastify leaves them to a factory) and caps the connections per
+ * client address.
  */
-export function createLaneServer(
-  lane: DirectLane,
+export function createNodeServer(
   fastifyHandler: Handler,
   limits: ConnectionLimits,
   options: Record<string, unknown>,
@@ -51,9 +49,7 @@ export function createLaneServer(
       // let a 10 s header limit run to 40 s); the check walks the open connections only.
       connectionsCheckingInterval: Math.max(100, Math.min(1000, shortest / 2)),
     },
-    (request, response) => {
-      if (!lane.handle(request, response)) fastifyHandler(request, response);
-    },
+    fastifyHandler,
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // No request and no answer byte for this long: closed (a body that stalls half-way included).

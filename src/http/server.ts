@@ -5,12 +5,11 @@ import type { Config } from '../config/index.js';
 import { GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 import { answerClientError } from './client-errors.js';
 import { CorsPolicy, registerCors } from './cors.js';
-import { DirectLane } from './direct-lane.js';
 import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { ServerLogController } from './log-controller.js';
-import { connectionLimitsOf, createLaneServer } from './node-server.js';
+import { connectionLimitsOf, createNodeServer } from './node-server.js';
 import { RouteTable } from './route-table.js';
 import {
   installApiDescription,
@@ -24,8 +23,6 @@ import type { onSendHookHandler } from 'fastify';
 
 export interface HttpServer {
   readonly server: FastifyInstance;
-  /** Answers prepared bodies of hot routes ahead of fastify; modules register their parts. */
-  readonly lane: DirectLane;
   /** The API description: which routes are described, and which are not (a test forbids those). */
   readonly description: ApiDescription;
 }
@@ -49,12 +46,9 @@ export async function createHttpServer(
 ): Promise<HttpServer> {
   const trustedProxies = config.api.trusted_proxies;
   const cors = new CorsPolicy(config.storage.cors.origins);
-  // Behind trusted proxies the client address comes from a header fastify resolves: the lane, which
-  // meters sessions by client address, stays shut then.
-  const lane = new DirectLane(cors, trustedProxies.length === 0);
   const limits = connectionLimitsOf(config.api);
   const server = Fastify({
-    serverFactory: (handler, options) => createLaneServer(lane, handler, limits, options),
+    serverFactory: (handler, options) => createNodeServer(handler, limits, options),
     // The factory applies these; fastify is told too, so what it reports matches (docs/security.md).
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: limits.idleTimeoutMs,
@@ -78,16 +72,6 @@ export async function createHttpServer(
   });
   // First of the onRequest hooks: a preflight is answered before any guard sees it.
   registerCors(server, cors);
-  // Every module has registered its parts of the lane by `ready`; fastify's closing state (answer
-  // 503, `Connection: close`) begins right before the `preClose` hooks run.
-  server.addHook('onReady', (done) => {
-    lane.open();
-    done();
-  });
-  server.addHook('preClose', (done) => {
-    lane.close();
-    done();
-  });
   const routeTable = new RouteTable();
   routeTable.attach(server);
   // Before any route: every route is described as it is registered.
@@ -114,7 +98,7 @@ export async function createHttpServer(
 
   registerDocumentRoutes(server);
   server.get('/ping', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('pong'));
-  return { server, lane, description };
+  return { server, description };
 }
 
 /** The `version` of package.json (from src/http/ and dist/http/ alike, two levels up). */

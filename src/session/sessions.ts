@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import type { DirectLane } from '../http/index.js';
 import type { Lifecycle } from '../lifecycle/index.js';
 import type { Collector } from '../monitor/index.js';
 import type { MountHooks } from '../storage/index.js';
@@ -39,8 +38,6 @@ export interface SessionDeps {
   lifecycle: Lifecycle;
   /** The storage mounts' hooks: the HLS viewer and ingest sessions add theirs. */
   mountHooks: MountHooks[];
-  /** Its answers are metered as `http` sessions like fastify's. */
-  lane: DirectLane;
 }
 
 /**
@@ -82,7 +79,7 @@ export async function createSessions(
   if (options.enable) {
     const ignoreList = new IpIgnoreList(options.ip_ignorelist);
     const meter = new TrafficMeter(ignoreList, get('http'));
-    meter.install(server, deps.lane);
+    meter.install(server);
     ingest = new HlsIngestSessions(get('hlsingress'), meter, deps.now);
     deps.mountHooks.push(new HlsViewerSessions(get('hls'), meter, ignoreList), ingest);
   }

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DirectLane } from '../http/index.js';
 import type { IpIgnoreList } from './ip-ignorelist.js';
 import type { SessionCollector } from './session-collector.js';
 
@@ -30,7 +29,7 @@ interface Metered {
  * same figures, whatever the client address.
  */
 export class TrafficMeter {
-  /** Keyed by the node request, which the framework's requests and the direct lane's share. */
+  /** Keyed by the node request. */
   private readonly metered = new WeakMap<IncomingMessage, Metered>();
 
   constructor(
@@ -38,16 +37,12 @@ export class TrafficMeter {
     private readonly http: SessionCollector,
   ) {}
 
-  /** Meters the requests fastify answers and those the direct lane answers ahead of it. */
-  install(server: FastifyInstance, lane: DirectLane): void {
+  /** Meters every request fastify answers. */
+  install(server: FastifyInstance): void {
     server.addHook('onRequest', (request, reply, done) => {
       this.meterRequest(request.raw, reply.raw, request.ip, request.routeOptions.url ?? '');
       done();
     });
-    // The lane serves only when no proxy header decides the client address: the socket's is `ip`.
-    lane.meterWith((request, response, route) =>
-      this.meterRequest(request, response, request.socket.remoteAddress ?? '', route),
-    );
   }
 
   /** One `http` session for a request from `remote` (outside the ignore list) to `route`. */

@@ -1,12 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/index.js';
-import {
-  addVary,
-  ApiError,
-  describeJsonSyntaxError,
-  type DirectLane,
-  EncodedBody,
-} from '../../http/index.js';
+import { addVary, ApiError, describeJsonSyntaxError, EncodedBody } from '../../http/index.js';
 import {
   EXPOSITION_CONTENT_TYPES,
   negotiateFormat,
@@ -38,14 +32,12 @@ const GET_OPTIONS = { compress: false, decompress: false } as const;
 /**
  * `GET /api/v3/metrics` (catalog) and `POST /api/v3/metrics` (query), also with a trailing slash
  * (SPEC §5). Register inside the `/api/v3` scope, after its guard. `bodyLimitBytes`: the bound on
- * JSON bodies (config `api.max_body_kbytes`). The catalog is also served by the direct lane, the
- * same bytes ahead of fastify (src/http/direct-lane.ts).
+ * JSON bodies (config `api.max_body_kbytes`).
  */
 export async function registerMetricsApi(
   v3: FastifyInstance,
   monitor: MetricsSource,
   bodyLimitBytes: number,
-  lane: DirectLane,
 ): Promise<void> {
   // The catalog never changes: one body, encoded once.
   const catalogBody = new EncodedBody(monitor.catalogJson);
@@ -59,7 +51,6 @@ export async function registerMetricsApi(
   };
   for (const path of ['/metrics', '/metrics/']) {
     v3.get(path, GET_OPTIONS, catalog);
-    lane.serve(v3.prefix + path, v3.prefix + path, JSON_TYPE, () => catalogBody);
   }
   // The query routes get their bodies as text, in a scope of their own.
   await v3.register((scope, _options, done) => {
