@@ -55,7 +55,6 @@ const ENDPOINTS: Endpoint[] = [
     method: 'GET',
     path: '/api/v3/metrics',
     authorized: true,
-    target: '≥ 0.8×',
   },
   {
     label: 'POST /api/v3/metrics latest, 29 metrics',
