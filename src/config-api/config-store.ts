@@ -1,5 +1,12 @@
 import { stat } from 'node:fs/promises';
-import { getPath, readConfigFile, resolveConfig, setPath, type Config } from '../config/index.js';
+import {
+  getPath,
+  isPlainObject,
+  readConfigFile,
+  resolveConfig,
+  setPath,
+  type Config,
+} from '../config/index.js';
 import { ApiError } from '../http/index.js';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { V16_FIELDS } from './v16-fields.js';
@@ -91,10 +98,27 @@ export class ConfigStore {
     };
   }
 
+  /** A problem for each key the body changes that only the config file may change (`fileOnly`). */
+  private fileOnlyChanges(body: unknown, known: readonly string[]): string[] {
+    if (!isPlainObject(body)) return [];
+    const shown = toV16Layout(this.fileJson, this.effective, this.overrides, '');
+    return V16_FIELDS.filter((field) => {
+      // A field already named (a wrong type) gets one detail, not two.
+      if (field.fileOnly === undefined || known.some((problem) => problem.startsWith(`${field.path}: `))) {
+        return false;
+      }
+      const sent = getPath(body, field.path);
+      return sent !== undefined && JSON.stringify(sent) !== JSON.stringify(getPath(shown, field.path));
+    }).map(
+      (field) => `${field.path}: can only be changed in the config file on the server, ${field.fileOnly}`,
+    );
+  }
+
   /** Validates a v16 layout merged over the stored one and stores it; 400 naming every bad field. */
   put(body: unknown): Promise<void> {
     return this.serialize(async () => {
       const merged = mergeV16Layout(body, this.fileJson);
+      merged.problems.push(...this.fileOnlyChanges(body, merged.problems));
       this.keepEnvValuesOutOfFile(merged.fileJson);
       const { source } = this.options;
       const resolved = resolveConfig(merged.fileJson, source.env, source.cwd);

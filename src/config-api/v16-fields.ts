@@ -22,6 +22,12 @@ export interface V16Field {
    * something streamcore does not do (a protection, a listener): safe before compatible.
    */
   readonly refuse?: string;
+  /**
+   * Why the API may not change this key (the file on the server still can): what it names would
+   * give an API token the machine (a program to run, a directory to serve or write, the encoder
+   * policy lifted) once the server restarts. Safe before compatible (docs/security.md).
+   */
+  readonly fileOnly?: string;
   /** Holds a secret: never named with its value in a message. */
   readonly secret?: boolean;
 }
@@ -38,6 +44,10 @@ const stored = (path: string, kind: V16Kind, value: unknown, extra: Partial<V16F
   ...extra,
 });
 
+const RUNS_PROGRAM = 'it names the program the server runs for every process';
+const MOVES_FILES = 'it decides which directory the server reads, writes or serves';
+const LIFTS_POLICY = 'it decides what encoders may read and write';
+
 const NO_HTTPS = 'streamcore serves HTTP only; terminate TLS in a proxy in front of it';
 const NO_ACCESS_LISTS = 'not enforced by streamcore; restrict access with a firewall or proxy';
 
@@ -49,7 +59,7 @@ export const V16_FIELDS: readonly V16Field[] = [
   stored('log.level', 'string', 'info'),
   stored('log.topics', 'strings', []),
   stored('log.max_lines', 'int', 1000),
-  mapped('db.dir', 'string'),
+  mapped('db.dir', 'string', { fileOnly: MOVES_FILES }),
   mapped('host.name', 'strings'),
   stored('host.auto', 'bool', false),
   stored('api.read_only', 'bool', false, { refuse: 'a read-only API is not implemented by streamcore' }),
@@ -69,10 +79,10 @@ export const V16_FIELDS: readonly V16Field[] = [
   stored('tls.enable', 'bool', false, { refuse: NO_HTTPS }),
   stored('tls.auto', 'bool', false, { refuse: NO_HTTPS }),
   stored('tls.email', 'string', 'cert@datarhei.com'),
-  mapped('tls.cert_file', 'string'),
-  mapped('tls.key_file', 'string'),
+  mapped('tls.cert_file', 'string', { fileOnly: MOVES_FILES }),
+  mapped('tls.key_file', 'string', { fileOnly: MOVES_FILES }),
   stored('storage.mimetypes_file', 'string', './mime.types'),
-  mapped('storage.disk.dir', 'string'),
+  mapped('storage.disk.dir', 'string', { fileOnly: MOVES_FILES }),
   mapped('storage.disk.max_size_mbytes', 'int'),
   stored('storage.disk.cache.enable', 'bool', false),
   stored('storage.disk.cache.max_size_mbytes', 'int', 0),
@@ -101,12 +111,12 @@ export const V16_FIELDS: readonly V16Field[] = [
   mapped('srt.token', 'string', { secret: true }),
   mapped('srt.log.enable', 'bool'),
   mapped('srt.log.topics', 'strings'),
-  mapped('ffmpeg.binary', 'string'),
+  mapped('ffmpeg.binary', 'string', { fileOnly: RUNS_PROGRAM }),
   mapped('ffmpeg.max_processes', 'int'),
-  mapped('ffmpeg.access.input.allow', 'strings'),
-  mapped('ffmpeg.access.input.block', 'strings'),
-  mapped('ffmpeg.access.output.allow', 'strings'),
-  mapped('ffmpeg.access.output.block', 'strings'),
+  mapped('ffmpeg.access.input.allow', 'strings', { fileOnly: LIFTS_POLICY }),
+  mapped('ffmpeg.access.input.block', 'strings', { fileOnly: LIFTS_POLICY }),
+  mapped('ffmpeg.access.output.allow', 'strings', { fileOnly: LIFTS_POLICY }),
+  mapped('ffmpeg.access.output.block', 'strings', { fileOnly: LIFTS_POLICY }),
   mapped('ffmpeg.log.max_lines', 'int'),
   mapped('ffmpeg.log.max_history', 'int'),
   stored('playout.enable', 'bool', false),

@@ -189,6 +189,38 @@ describe('config API (v16 layout)', () => {
     assert.equal(await readFile(configFile, 'utf8'), before);
   });
 
+  it('refuses changes that would give a token the machine at the next start, and writes nothing', async () => {
+    const before = await readFile(configFile, 'utf8');
+    const shown = (await ok<ConfigAnswer>(server, 'GET', '/config')).config;
+    const changes: Record<string, unknown> = {
+      'ffmpeg.binary': '/bin/sh',
+      'ffmpeg.access.input.allow': ['.*'],
+      'ffmpeg.access.output.block': ['^never$'],
+      'storage.disk.dir': '/',
+      'db.dir': '/etc',
+      'tls.key_file': '/etc/shadow',
+    };
+    let body: Record<string, unknown> = { version: 3 };
+    for (const [path, value] of Object.entries(changes)) {
+      assert.notDeepEqual(getPath(shown, path), value, `${path} is not already ${JSON.stringify(value)}`);
+      body = mergeDeep(body, nest(path, value));
+    }
+    const answer = await call<Envelope>(server, 'PUT', '/config', body);
+    assert.equal(answer.status, 400, answer.text);
+    for (const path of Object.keys(changes)) {
+      assert.ok(
+        answer.body.details.some((detail) =>
+          detail.startsWith(`${path}: can only be changed in the config file`),
+        ),
+        `${path}: ${answer.text}`,
+      );
+    }
+    assert.equal(await readFile(configFile, 'utf8'), before);
+    // The UI sends every key back as it got it: unchanged values of those keys pass.
+    const roundTrip = await call(server, 'PUT', '/config', { ...shown, name: 'renamed-by-ui' });
+    assert.equal(roundTrip.status, 200, roundTrip.text);
+  });
+
   it('gives the UI the public host from host.name when it reaches the server by IP', async () => {
     const answer = await ok<ConfigAnswer>(server, 'GET', '/config');
     const port = new URL(server.url).port;
