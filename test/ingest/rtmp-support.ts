@@ -22,37 +22,32 @@ export function ffmpeg(args: string[]): Ffmpeg {
 
 /**
  * A publisher of `seconds` of 25 fps test video (keyframe every second) and a sine tone, in real
- * time; with `recordTo`, the same packets also go to that FLV file (ffmpeg's tee muxer).
+ * time, muxed as `format` to `url`; with `recordTo`, the same packets also go to that file (ffmpeg's
+ * tee muxer). Shared by the RTMP (FLV) and SRT (MPEG-TS) tests.
  */
-export function publish(url: string, seconds: number, recordTo?: string): Ffmpeg {
+export function publishLive(
+  format: 'flv' | 'mpegts',
+  url: string,
+  seconds: number,
+  recordTo?: string,
+): Ffmpeg {
   const output =
     recordTo === undefined
-      ? ['-f', 'flv', url]
-      : ['-map', '0:v', '-map', '1:a', '-f', 'tee', `[f=flv]${url}|[f=flv]${recordTo}`];
+      ? ['-f', format, url]
+      : ['-map', '0:v', '-map', '1:a', '-f', 'tee', `[f=${format}]${url}|[f=${format}]${recordTo}`];
   return ffmpeg([
     '-re',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=size=320x240:rate=25:duration=${seconds}`,
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=duration=${seconds}`,
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-tune',
-    'zerolatency',
-    '-g',
-    '25',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '64k',
+    ...['-f', 'lavfi', '-i', `testsrc2=size=320x240:rate=25:duration=${seconds}`],
+    ...['-f', 'lavfi', '-i', `sine=duration=${seconds}`],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '25'],
+    ...['-c:a', 'aac', '-b:a', '64k'],
     ...output,
   ]);
+}
+
+/** An RTMP publisher (FLV) of `publishLive`. */
+export function publish(url: string, seconds: number, recordTo?: string): Ffmpeg {
+  return publishLive('flv', url, seconds, recordTo);
 }
 
 export async function startRtmp(

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { LiveSessions } from '../../src/session/live-sessions.js';
 import { loadSrtAddon, SrtServer, type SrtAddon, type SrtConnection } from '../../src/ingest/srt/index.js';
 import { type SessionCollector, IpIgnoreList } from '../../src/session/index.js';
-import { ffmpeg, type Ffmpeg } from './rtmp-support.js';
+import { ffmpeg, publishLive, type Ffmpeg } from './rtmp-support.js';
 
 const loaded = loadSrtAddon();
 
@@ -48,39 +48,9 @@ export function srtUrl(port: number, streamId: string, passphrase = ''): string 
   return url;
 }
 
-/**
- * A publisher of `seconds` of 25 fps test video (keyframe every second) and a sine tone as
- * MPEG-TS, in real time; with `recordTo`, the same packets also go to that file (tee muxer).
- */
+/** An SRT publisher (MPEG-TS) of `publishLive`. */
 export function publishSrt(url: string, seconds: number, recordTo?: string): Ffmpeg {
-  const output =
-    recordTo === undefined
-      ? ['-f', 'mpegts', url]
-      : ['-map', '0:v', '-map', '1:a', '-f', 'tee', `[f=mpegts]${url}|[f=mpegts]${recordTo}`];
-  return ffmpeg([
-    '-re',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=size=320x240:rate=25:duration=${seconds}`,
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=duration=${seconds}`,
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-tune',
-    'zerolatency',
-    '-g',
-    '25',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '64k',
-    ...output,
-  ]);
+  return publishLive('mpegts', url, seconds, recordTo);
 }
 
 /** A player that copies what it receives into an MPEG-TS file, timestamps untouched. */
