@@ -17,18 +17,18 @@
  *      (BENCH_ROUNDS=5, BENCH_DURATION=5)
  */
 import autocannon from 'autocannon';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { CLOCK_TICKS_PER_SEC, cpuTicks, median, pinLoadAndServers } from './measure.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
 const WARMUP_SEC = 2;
 const CONNECTIONS = 10;
-const CLOCK_TICKS_PER_SEC = 100;
 const USERNAME = 'admin';
 const PASSWORD = 'bench-login-password';
 const LOGIN_BODY = JSON.stringify({ username: USERNAME, password: PASSWORD });
@@ -59,7 +59,7 @@ try {
   // One at a time, so a server that started is stopped even when the next one fails to.
   servers.push(await startStreamcore(dir));
   servers.push(await startReference(dir));
-  const pinning = pin(servers.map(({ child }) => child));
+  const pinning = pinLoadAndServers(servers.map(({ child }) => child));
   for (const server of servers) await checkLogin(server);
   const rounds = new Map<Server, Round[]>(servers.map((server) => [server, []]));
   for (const server of servers) await run(server, WARMUP_SEC);
@@ -193,32 +193,6 @@ function summarize(rounds: Round[]): { rps: number; cpu: number; failed: number 
     cpu: median(rounds.map((r) => r.cpuMicrosPerLogin)),
     failed: rounds.reduce((sum, r) => sum + r.failed, 0),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-/** autocannon (this process) on CPU 0, the servers (all their threads) on CPU 1. */
-function pin(children: ChildProcess[]): string {
-  if (availableParallelism() < 2) return 'not pinned: fewer than 2 CPUs';
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
-    for (const child of children) {
-      execFileSync('taskset', ['-a', '-p', '-c', '1', String(child.pid)], { stdio: 'ignore' });
-    }
-    return 'autocannon on CPU 0, the servers on CPU 1';
-  } catch (error) {
-    return `not pinned: ${(error as Error).message}`;
-  }
-}
-
-function cpuTicks(child: ChildProcess): number {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 function freePort(): Promise<number> {

@@ -23,6 +23,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median } from './measure.js';
 import { CATALOG } from '../src/monitor/store/catalog.js';
 
 const MINUTES = Number(process.env.BENCH_MINUTES ?? 10);
@@ -236,12 +237,6 @@ async function medianRss(child: ChildProcess, readings: number): Promise<number>
 
 function mib(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 function nextMessage<T>(child: ChildProcess): Promise<T> {

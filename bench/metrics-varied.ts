@@ -19,17 +19,15 @@
  * Run: node --import tsx bench/metrics-varied.ts   (BENCH_ROUNDS, BENCH_DURATION as in metrics-api)
  */
 import autocannon, { type Options as AutocannonOptions } from 'autocannon';
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { fork } from 'node:child_process';
 import { join } from 'node:path';
+import { CLOCK_TICKS_PER_SEC, cpuTicks, median, pinLoadAndServers } from './measure.js';
 import { CATALOG } from '../src/monitor/store/catalog.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
 const WARMUP_SEC = 2;
 const CONNECTIONS = 10;
-const CLOCK_TICKS_PER_SEC = 100;
 
 /** Patterns a user might pick per label (compiled once by the server, then cached). */
 const PATTERNS = ['', '^eth', 'lo', '.', '^/', 'mem', 'disk', '^(a|b)', 'e'];
@@ -99,7 +97,7 @@ try {
   const ready = await new Promise<{ ready: string; token?: string }>((resolve) =>
     server.once('message', resolve as never),
   );
-  const pinning = pin(server);
+  const pinning = pinLoadAndServers([server]);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (ready.token !== undefined) headers.authorization = `Bearer ${ready.token}`;
   const rows: string[] = [];
@@ -167,28 +165,4 @@ async function run(options: AutocannonOptions, durationSec: number): Promise<Rou
 
 function summarize(rounds: Round[]): { rps: number; cpu: number } {
   return { rps: median(rounds.map((r) => r.rps)), cpu: median(rounds.map((r) => r.cpuMicrosPerRequest)) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-/** The load generator on CPU 0, the server on CPU 1 (see bench/metrics-api.ts). */
-function pin(child: ChildProcess): string {
-  if (availableParallelism() < 2) return 'not pinned: fewer than 2 CPUs';
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
-    execFileSync('taskset', ['-a', '-p', '-c', '1', String(child.pid)], { stdio: 'ignore' });
-    return 'autocannon on CPU 0, the server on CPU 1';
-  } catch (error) {
-    return `not pinned: ${(error as Error).message}`;
-  }
-}
-
-function cpuTicks(child: ChildProcess): number {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }

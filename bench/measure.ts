@@ -1,0 +1,37 @@
+/** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning. */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+
+/** USER_HZ on Linux: the unit of the CPU times in /proc/<pid>/stat. */
+export const CLOCK_TICKS_PER_SEC = 100;
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** CPU time (user + system) of a child so far, in clock ticks. */
+export function cpuTicks(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * The load generator (this process) on CPU 0, the servers (all their threads) on CPU 1, so a server
+ * never shares its core with the load. Answers what was done, for the result's header.
+ */
+export function pinLoadAndServers(servers: ChildProcess[]): string {
+  if (availableParallelism() < 2) return 'not pinned: fewer than 2 CPUs';
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+    for (const server of servers) {
+      execFileSync('taskset', ['-a', '-p', '-c', '1', String(server.pid)], { stdio: 'ignore' });
+    }
+    return 'load generator on CPU 0, the servers on CPU 1';
+  } catch (error) {
+    return `not pinned: ${(error as Error).message}`;
+  }
+}
