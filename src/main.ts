@@ -1,14 +1,12 @@
-import { buildApp } from './app.js';
+// Only the config loader is imported up front: an invalid config is reported and the process exits
+// before the server's modules (fastify, the routes, their schemas) are loaded at all (issue 11).
 import { ConfigError, loadConfig } from './config/index.js';
-import { createServerLogger, LogBuffer } from './log/index.js';
 
 /** How many recent log lines `GET /api/v3/log` can show (the reference's `log.max_lines` default). */
 const LOG_BUFFER_LINES = 1000;
 
 /** Loads config, builds the app, listens, and handles signals. Nothing else (STYLE §3). */
 async function main(): Promise<void> {
-  const logBuffer = new LogBuffer(LOG_BUFFER_LINES);
-  const logger = createServerLogger(process.env.CORE_LOG_LEVEL ?? 'info', logBuffer);
   let loaded;
   try {
     loaded = await loadConfig();
@@ -19,6 +17,13 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+
+  const [{ buildApp }, { createServerLogger, LogBuffer }] = await Promise.all([
+    import('./app.js'),
+    import('./log/index.js'),
+  ]);
+  const logBuffer = new LogBuffer(LOG_BUFFER_LINES);
+  const logger = createServerLogger(process.env.CORE_LOG_LEVEL ?? 'info', logBuffer);
 
   // A fault outside a request (a timer, a child's stream) is logged; it must not take down the
   // server and every encoder with it (SPEC §1.1, README "Failure handling").
