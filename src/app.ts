@@ -18,8 +18,9 @@ import { type Collector, Monitor, registerMetricsApi, registerPrometheusEndpoint
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { createIngest, type Ingest } from './ingest/index.js';
 import { createStorage } from './storage/index.js';
-import { createSessions } from './session/index.js';
+import { createSessions, type SessionCollector } from './session/index.js';
 import { registerSkillsRoutes, SkillsService } from './skills/index.js';
+import { registerWidgetRoutes } from './widget/index.js';
 import {
   createFfmpegCollector,
   createRestreamCollector,
@@ -214,6 +215,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     },
     { prefix: '/api/v3' },
   );
+  // --- widget: the player site's public figures of a process, without a token (config.public) ---
+  registerWidgetRoutes(server, processes, sessions.collectors.get('hls') as SessionCollector);
 
   // --- monitor: store, scheduler, metrics routes, Prometheus ---
   collectors.push(

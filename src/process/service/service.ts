@@ -255,6 +255,17 @@ export class ProcessService {
     };
   }
 
+  /** The public figures of a process (`/api/v3/widget/process/:id`); 404 when unknown. */
+  widgetFigures(id: string): { reference: string; uptimeSeconds: number } {
+    const entry = this.entry(id);
+    const supervisor = entry.supervisor;
+    const running = supervisor.state === 'running';
+    return {
+      reference: entry.config.reference,
+      uptimeSeconds: running ? Math.floor(supervisor.stateSeconds(this.deps.now())) : 0,
+    };
+  }
+
   /** The probe of a process (`/api/v3/process/:id/probe`): its inputs, and the credential mask. */
   get probeSource(): { probeArgs(id: string): string[]; mask(text: string): string } {
     return {

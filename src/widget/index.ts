@@ -1,0 +1,1 @@
+export { registerWidgetRoutes, WidgetProcessSchema, type WidgetProcessSource } from './routes.js';
