@@ -34,6 +34,8 @@ const TARGET_RATIO = 1.2;
 const PROCESSES = 3;
 const USERNAME = 'admin';
 const PASSWORD = 'bench-memory-password';
+/** Extra Node/V8 flags for the server only (e.g. `--max-semi-space-size=1`), to compare settings. */
+const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 
 /** Plain Node, nothing loaded but node:http: answers every request with the bytes it is sent. */
 const FLOOR_SOURCE = `
@@ -185,7 +187,7 @@ try {
 }
 
 function startServer(mainFile: string, configFile: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [mainFile], {
+  const child = spawn(process.execPath, [...SERVER_FLAGS, mainFile], {
     cwd: root,
     env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -86,8 +86,11 @@ interface Round {
 
 /** `BENCH_CPU_PROF_DIR=dir` writes a CPU profile of the server there (for docs' "where the time goes"). */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF_DIR;
+/** Extra Node/V8 flags for the server only (e.g. `--max-semi-space-size=1`), to compare settings. */
+const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 const server = fork(join(import.meta.dirname, 'metrics-api.ts'), ['--streamcore'], {
   execArgv: [
+    ...SERVER_FLAGS,
     ...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]),
     '--import',
     'tsx',
