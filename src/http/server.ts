@@ -8,6 +8,7 @@ import { CorsPolicy, registerCors } from './cors.js';
 import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
+import { lazySchemaCompilers } from './lazy-schema-compilers.js';
 import { ServerLogController } from './log-controller.js';
 import { connectionLimitsOf, createNodeServer } from './node-server.js';
 import { RouteTable } from './route-table.js';
@@ -69,6 +70,8 @@ export async function createHttpServer(
       void sendEnvelope(reply, { code: 400, message: 'Bad Request', details: [error.message] });
     },
     clientErrorHandler: answerClientError,
+    // Each route's schemas are compiled on its first request, not all at start (issue 11).
+    schemaController: { compilersFactory: lazySchemaCompilers() },
   });
   // First of the onRequest hooks: a preflight is answered before any guard sees it.
   registerCors(server, cors);
