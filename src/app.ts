@@ -82,6 +82,8 @@ export interface App {
 /** Wires the modules into one server. Nothing here does work of its own. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const lifecycle = new Lifecycle();
+  // Asked first, answered by the time the processes need it: setpriv runs while the server is built.
+  const spawnForEncoders = deps.spawn === undefined ? encoderSpawn(deps.logger) : Promise.resolve(deps.spawn);
   const { server, description } = await createHttpServer(config, deps.logger, {
     inspectAnswer: deps.inspectAnswer,
   });
@@ -115,13 +117,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await auth.register(server);
   lifecycle.onShutdown(() => auth.close());
 
-  // --- skills: what the configured ffmpeg can do, learned once now and on each reload ---
+  // --- skills: what the configured ffmpeg can do, learned once at start and on each reload ---
   const skills = new SkillsService({
     binary: config.ffmpeg.binary,
     spawn: deps.spawn ?? spawn,
     logger: deps.logger,
   });
-  void skills.reload();
+  // Once the listener is open: its seven runs of the binary would compete with the start for the
+  // CPU. A request before then waits for the load (SkillsService.settled).
+  lifecycle.onListen(() => void skills.start());
 
   // --- sessions ---
   const sessions = await createSessions(server, config, {
@@ -156,7 +160,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const processes = await ProcessService.create({
     config,
     logger: deps.logger,
-    spawn: encoders.wrap(deps.spawn ?? (await encoderSpawn(deps.logger))),
+    spawn: encoders.wrap(await spawnForEncoders),
     now,
     procRoot: deps.procRoot ?? '/proc',
     cpus: availableParallelism(),

@@ -43,8 +43,18 @@ export interface SkillsDeps {
 export class SkillsService {
   private current: Skills = emptySkills();
   private loading: Promise<Skills> | undefined;
+  private first: Promise<Skills> | undefined;
 
   constructor(private readonly deps: SkillsDeps) {}
+
+  /**
+   * The load at start (app.ts calls it once the listener is open, so that the binary's runs do not
+   * delay the first answer). Runs once; later calls get the same load.
+   */
+  start(): Promise<Skills> {
+    this.first ??= this.reload();
+    return this.first;
+  }
 
   /** The skills of the last finished load (empty lists and version `0.0.0` before the first). */
   get(): Skills {
@@ -59,9 +69,12 @@ export class SkillsService {
     return this.loading;
   }
 
-  /** The load in progress, if any, else the current skills: what a request should answer. */
+  /**
+   * The load in progress, if any, else the current skills: what a request should answer. A request
+   * that comes before the load at start has begun begins it (and waits for it).
+   */
   async settled(): Promise<Skills> {
-    return this.loading ?? this.current;
+    return this.loading ?? (this.first === undefined ? this.start() : this.current);
   }
 
   private async load(): Promise<Skills> {

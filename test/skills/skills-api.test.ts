@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -75,6 +75,37 @@ describe('skills API with the real ffmpeg', () => {
     ]);
     assert.deepEqual(first, before);
     assert.deepEqual(second, before);
+  });
+});
+
+describe('skills at start', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'streamcore-skills-start-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('runs the binary once at start; a request right after the start gets that run, not empty lists', async () => {
+    // The real ffmpeg behind a script that notes each listing it is asked for.
+    const calls = join(dir, 'calls');
+    const binary = join(dir, 'ffmpeg-noting');
+    await writeFile(binary, `#!/bin/sh\necho "$*" >> '${calls}'\nexec ffmpeg "$@"\n`);
+    await chmod(binary, 0o755);
+    const server = await startServer({ config: { ffmpeg: { binary } } });
+    try {
+      const [first, second] = await Promise.all([
+        ok<SkillsAnswer>(server, 'GET', '/skills'),
+        ok<SkillsAnswer>(server, 'GET', '/skills'),
+      ]);
+      assert.ok(first.codecs.video.some((codec) => codec.id === 'h264'));
+      assert.deepEqual(second, first);
+      const again = await ok<SkillsAnswer>(server, 'GET', '/skills');
+      assert.deepEqual(again, first);
+      const listings = (await readFile(calls, 'utf8')).split('\n').filter((line) => line.includes('-codecs'));
+      assert.deepEqual(listings, ['-hide_banner -codecs']);
+    } finally {
+      await server.close();
+    }
   });
 });
 
