@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the system tools the tests use: ffmpeg (encoder processes), prometheus (the scrape test),
-# chromium (the dashboard's browser tests, driven by playwright-core), and libsrt's headers with a
-# C++ toolchain and pkg-config (the SRT ingest addon that `npm ci` builds, docs/ingest.md).
+# chromium (the dashboard's browser tests, driven by playwright-core), bubblewrap (the encoder
+# sandbox, docs/security.md), and libsrt's headers with a C++ toolchain and pkg-config (the SRT
+# ingest addon that `npm ci` builds, docs/ingest.md).
 # All come from Debian's archive; nothing else is downloaded.
 set -euo pipefail
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)

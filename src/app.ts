@@ -24,11 +24,10 @@ import { registerWidgetRoutes } from './widget/index.js';
 import {
   createFfmpegCollector,
   createRestreamCollector,
+  createEncoderSpawn,
   EncoderRegistry,
-  probeParentDeathSignal,
   ProcessService,
   registerProcessRoutes,
-  withParentDeathSignal,
   type SpawnFn,
 } from './process/index.js';
 
@@ -82,8 +81,16 @@ export interface App {
 /** Wires the modules into one server. Nothing here does work of its own. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const lifecycle = new Lifecycle();
-  // Asked first, answered by the time the processes need it: setpriv runs while the server is built.
-  const spawnForEncoders = deps.spawn === undefined ? encoderSpawn(deps.logger) : Promise.resolve(deps.spawn);
+  // Asked first, answered by the time the processes need it: setpriv and bwrap (each encoder
+  // confined where the machine allows it, ffmpeg.sandbox) are probed while the server is built.
+  const spawnForEncoders =
+    deps.spawn === undefined
+      ? createEncoderSpawn({ config, configFile: deps.configFile, logger: deps.logger, spawn }).then(
+          (made) => made.spawn,
+        )
+      : Promise.resolve(deps.spawn);
+  // A refusal (ffmpeg.sandbox "on" without bubblewrap) is thrown where it is awaited, below.
+  spawnForEncoders.catch(() => undefined);
   const { server, description } = await createHttpServer(config, deps.logger, {
     inspectAnswer: deps.inspectAnswer,
   });
@@ -157,10 +164,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     kill: (pid, signal) => process.kill(pid, signal),
   });
   await encoders.stopSurvivors();
+  const encoderSpawn = await spawnForEncoders;
   const processes = await ProcessService.create({
     config,
     logger: deps.logger,
-    spawn: encoders.wrap(await spawnForEncoders),
+    spawn: encoders.wrap(encoderSpawn),
     now,
     procRoot: deps.procRoot ?? '/proc',
     cpus: availableParallelism(),
@@ -208,7 +216,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       registerMetadataRoutes(v3, new SystemMetadata(processes.systemMetadata));
       registerProbeRoutes(v3, processes.probeSource, {
         binary: config.ffmpeg.binary,
-        spawn: deps.spawn ?? spawn,
+        spawn: encoderSpawn,
       });
       await storage.registerApi(v3);
       sessions.registerApi(v3);
@@ -283,13 +291,6 @@ async function removeLeftovers(dbDir: string, logger: Logger): Promise<void> {
     ...(await removeStaleDirectories(tmpdir(), 'streamcore-vstats-')),
   ];
   if (removed.length > 0) logger.info({ removed }, 'removed what a crashed server left behind');
-}
-
-/** `child_process.spawn` with the parent-death signal when `setpriv` is there, else plain (with a warning). */
-async function encoderSpawn(logger: Logger): Promise<SpawnFn> {
-  if (await probeParentDeathSignal(spawn, 'setpriv')) return withParentDeathSignal(spawn, 'setpriv');
-  logger.warn('setpriv --pdeathsig is not available: encoders outlive a crashed server until its restart');
-  return spawn;
 }
 
 /** Logged at every start while the API is unprotected (SPEC §2.2 "Safe first start"). */

@@ -9,7 +9,7 @@ import {
 } from '../config/index.js';
 import { ApiError } from '../http/index.js';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
-import { V16_FIELDS } from './v16-fields.js';
+import { OWN_FILE_ONLY_FIELDS, V16_FIELDS } from './v16-fields.js';
 import { mergeV16Layout, toV16Layout } from './v16-layout.js';
 
 /** Where the configuration comes from: the file and the env it is resolved with. */
@@ -102,16 +102,18 @@ export class ConfigStore {
   private fileOnlyChanges(body: unknown, known: readonly string[]): string[] {
     if (!isPlainObject(body)) return [];
     const shown = toV16Layout(this.fileJson, this.effective, this.overrides, '');
-    return V16_FIELDS.filter((field) => {
-      // A field already named (a wrong type) gets one detail, not two.
-      if (field.fileOnly === undefined || known.some((problem) => problem.startsWith(`${field.path}: `))) {
-        return false;
-      }
-      const sent = getPath(body, field.path);
-      return sent !== undefined && JSON.stringify(sent) !== JSON.stringify(getPath(shown, field.path));
-    }).map(
-      (field) => `${field.path}: can only be changed in the config file on the server, ${field.fileOnly}`,
-    );
+    return [...V16_FIELDS, ...OWN_FILE_ONLY_FIELDS]
+      .filter((field) => {
+        // A field already named (a wrong type) gets one detail, not two.
+        if (field.fileOnly === undefined || known.some((problem) => problem.startsWith(`${field.path}: `))) {
+          return false;
+        }
+        const sent = getPath(body, field.path);
+        return sent !== undefined && JSON.stringify(sent) !== JSON.stringify(getPath(shown, field.path));
+      })
+      .map(
+        (field) => `${field.path}: can only be changed in the config file on the server, ${field.fileOnly}`,
+      );
   }
 
   /** Validates a v16 layout merged over the stored one and stores it; 400 naming every bad field. */

@@ -144,6 +144,18 @@ export const V16_FIELDS: readonly V16Field[] = [
   stored('router.ui_path', 'string', ''),
 ];
 
+/**
+ * streamcore's own keys that the v16 layout does not carry and that only the config file may set:
+ * a body naming them would otherwise be kept as an unknown key (and have no effect), so it is
+ * refused like the file-only keys above, with the reason. Never shown by `GET /api/v3/config`.
+ */
+export const OWN_FILE_ONLY_FIELDS: readonly V16Field[] = [
+  mapped('ffmpeg.sandbox', 'string', { fileOnly: 'it decides whether encoders run confined' }),
+  mapped('ffmpeg.access.input.paths', 'strings', { fileOnly: LIFTS_POLICY }),
+  mapped('ffmpeg.access.output.paths', 'strings', { fileOnly: LIFTS_POLICY }),
+  mapped('ffmpeg.access.devices', 'strings', { fileOnly: LIFTS_POLICY }),
+];
+
 /** The v16 layout's version this server reads and answers. */
 export const V16_VERSION = 3;
 

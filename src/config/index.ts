@@ -1,5 +1,5 @@
-export type { Auth0Tenant, Config } from './schema.js';
-export { defaultConfig } from './schema.js';
+export type { Auth0Tenant, Config, SandboxMode } from './schema.js';
+export { defaultConfig, SANDBOX_MODES } from './schema.js';
 export { KEYS, type ConfigKey } from './keys.js';
 export {
   loadConfig,

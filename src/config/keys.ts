@@ -79,6 +79,7 @@ export const KEYS: readonly ConfigKey[] = [
   key('storage.cors.origins', 'CORE_STORAGE_CORS_ORIGINS', 'list'),
   key('ffmpeg.binary', 'CORE_FFMPEG_BINARY', 'string'),
   key('ffmpeg.max_processes', 'CORE_FFMPEG_MAXPROCESSES', 'int'),
+  key('ffmpeg.sandbox', 'CORE_FFMPEG_SANDBOX', 'string'),
   key('ffmpeg.access.input.allow', 'CORE_FFMPEG_ACCESS_INPUT_ALLOW', 'patterns'),
   key('ffmpeg.access.input.block', 'CORE_FFMPEG_ACCESS_INPUT_BLOCK', 'patterns'),
   key('ffmpeg.access.input.paths', 'CORE_FFMPEG_ACCESS_INPUT_PATHS', 'list'),

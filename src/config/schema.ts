@@ -16,6 +16,10 @@ export interface Auth0Tenant {
   jwks_url?: string;
 }
 
+/** Values of `ffmpeg.sandbox`. */
+export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
 export interface Config {
   id: string;
   name: string;
@@ -114,6 +118,11 @@ export interface Config {
       output: { allow: string[]; block: string[]; paths: string[] };
       devices: string[];
     };
+    /**
+     * Confine every encoder with bubblewrap (docs/security.md): `auto` where `bwrap` works,
+     * `on` or refuse to start, `off` never.
+     */
+    sandbox: SandboxMode;
     log: { max_lines: number; max_history: number };
   };
   /** The RTMP server (datarhei Core's `rtmp` section, docs/ingest.md). */
@@ -209,6 +218,7 @@ export function defaultConfig(): Config {
         output: { allow: [], block: [], paths: [] },
         devices: [],
       },
+      sandbox: 'auto',
       log: { max_lines: 50, max_history: 3 },
     },
     rtmp: {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { accessSettingProblems } from '../process/access/index.js';
-import type { Config } from './schema.js';
+import { SANDBOX_MODES, type Config } from './schema.js';
 
 /** Cross-field and value-range checks after loading (SPEC §2.1 step 4). One message per problem. */
 export function validateConfig(config: Config): string[] {
@@ -86,6 +86,10 @@ export function validateConfig(config: Config): string[] {
   }
   check(config.ffmpeg.binary !== '', 'ffmpeg.binary: must not be empty');
   problems.push(...accessSettingProblems(config.ffmpeg.access));
+  check(
+    (SANDBOX_MODES as readonly string[]).includes(config.ffmpeg.sandbox),
+    `ffmpeg.sandbox: must be one of ${SANDBOX_MODES.map((mode) => `"${mode}"`).join(', ')}, got "${config.ffmpeg.sandbox}"`,
+  );
 
   problems.push(...validateRtmp(config));
   problems.push(...validateSrt(config));

@@ -59,8 +59,8 @@ describe('no orphaned encoders (issue 10 item 7)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function startWithProcess(id: string) {
-    const server = startMain({}, dir);
+  async function startWithProcess(id: string, env: Record<string, string> = {}) {
+    const server = startMain(env, dir);
     const url = await server.listening;
     // Audio only: no per-frame video statistics, whose FIFO would break with the server and stop
     // ffmpeg by itself. Progress and log pipes breaking do not stop it (it ignores SIGPIPE).
@@ -93,8 +93,25 @@ describe('no orphaned encoders (issue 10 item 7)', () => {
     await rm(join(dir, 'config', 'db.json'), { force: true });
   });
 
+  it('inside the sandbox, even a stopped encoder dies with the server', async () => {
+    const { server, pid } = await startWithProcess('sandboxed', { CORE_FFMPEG_SANDBOX: 'on' });
+    // bwrap's --die-with-parent: SIGKILL, which a stopped process cannot hold off.
+    process.kill(pid, 'SIGSTOP');
+    server.child.kill('SIGKILL');
+    await server.exited;
+    await until(
+      async () => ((await liveState(pid)) === undefined ? true : undefined),
+      10_000,
+      'the stopped encoder to exit',
+    );
+    await rm(join(dir, 'config', 'db.json'), { force: true });
+  });
+
   it('a restart stops an encoder that survived before starting its own', async () => {
-    const first = await startWithProcess('survivor');
+    // Without the sandbox (whose bwrap takes a stopped encoder along when it dies), the stopped
+    // encoder outlives the server, as one whose parent-death signal was lost would.
+    const plain = { CORE_FFMPEG_SANDBOX: 'off' };
+    const first = await startWithProcess('survivor', plain);
     // A stopped encoder does not act on the parent-death SIGTERM: it outlives the server.
     process.kill(first.pid, 'SIGSTOP');
     first.server.child.kill('SIGKILL');
@@ -103,7 +120,7 @@ describe('no orphaned encoders (issue 10 item 7)', () => {
     assert.equal(await liveState(first.pid), 'T', 'the stopped encoder survived the server');
     assert.ok((await readdir(join(dir, 'config', 'encoders'))).includes(String(first.pid)));
 
-    const second = startMain({}, dir);
+    const second = startMain(plain, dir);
     const url = await second.listening;
     assert.equal(await liveState(first.pid), undefined, 'stopped before the server listened');
     const pid = await runningPid(url, 'survivor');

@@ -5,3 +5,4 @@
 export type { ProcessEntry } from './process-entry.js';
 export { COMMANDS, ProcessService } from './service.js';
 export type { Command, ProcessServiceDeps } from './service.js';
+export { createEncoderSpawn, sandboxPlaces, type EncoderSpawn } from './encoder-spawn.js';

@@ -3,7 +3,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { makeDirectory } from '../../persistence/make-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { SpawnFn } from './spawn.js';
+import { encoderPidOf, type SpawnFn } from './spawn.js';
 
 export interface EncoderRegistryDeps {
   /** Where one file per running encoder is kept (`<db.dir>/encoders`). */
@@ -34,7 +34,7 @@ export class EncoderRegistry {
   wrap(spawn: SpawnFn): SpawnFn {
     return (command, args, options) => {
       const child = spawn(command, args, options);
-      child.once('spawn', () => this.record(child));
+      child.once('spawn', () => void encoderPidOf(child).then((pid) => this.record(child, pid)));
       return child;
     };
   }
@@ -59,9 +59,10 @@ export class EncoderRegistry {
     return stopped;
   }
 
-  private record(child: ChildProcess): void {
-    const pid = child.pid;
-    if (pid === undefined) return;
+  /** Records the encoder's pid (inside a sandbox the encoder's, not bwrap's: bwrap dies with it). */
+  private record(child: ChildProcess, pid: number | undefined): void {
+    // Gone before its pid was known (a sandbox that failed): nothing to record, nothing to remove.
+    if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const file = join(this.deps.dir, String(pid));
     const written = (async () => {
       const start = await this.startOf(pid);

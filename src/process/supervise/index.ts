@@ -2,10 +2,11 @@
  * process/supervise: one child process over time. The state machine (supervisor), one run of
  * ffmpeg, resource limits and usage, the report (logs of runs), credential masking of what is
  * logged, the encoder probe, and what keeps encoders from outliving the server (parent-death
- * signal, pid registry).
+ * signal, pid registry) and the filesystem sandbox (bubblewrap).
  */
 export { EncoderRegistry, type EncoderRegistryDeps } from './encoder-registry.js';
 export { probeParentDeathSignal, withParentDeathSignal } from './parent-death.js';
+export { probeSandbox, sandboxArgs, withSandbox, type SandboxPlaces } from './sandbox.js';
 export { createCredentialMask, memfsSecrets } from './credential-mask.js';
 export type { CredentialMask } from './credential-mask.js';
 export { probeEncoder, serverOptions } from './ffmpeg-probe.js';

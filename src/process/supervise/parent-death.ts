@@ -1,5 +1,4 @@
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { isExecutable } from './executable.js';
 import type { SpawnFn } from './spawn.js';
 
 /**
@@ -15,21 +14,6 @@ export function withParentDeathSignal(spawn: SpawnFn, setpriv: string): SpawnFn 
     isExecutable(command, options.env?.PATH ?? process.env.PATH ?? '')
       ? spawn(setpriv, ['--pdeathsig', 'TERM', '--', command, ...args], options)
       : spawn(command, args, options);
-}
-
-/** Whether `command` names an executable file, directly or through PATH (as execvp finds it). */
-function isExecutable(command: string, path: string): boolean {
-  const candidates = command.includes('/')
-    ? [command]
-    : path.split(delimiter).map((dir) => join(dir || '.', command));
-  return candidates.some((file) => {
-    try {
-      accessSync(file, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }
 
 /**

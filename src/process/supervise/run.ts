@@ -9,7 +9,7 @@ import {
 } from '../ffmpeg/index.js';
 import { ProgressTracker, type IoLabels } from '../progress/index.js';
 import type { ProcessReport } from './report.js';
-import type { SpawnFn } from './spawn.js';
+import { encoderWrapperOf, type SpawnFn } from './spawn.js';
 
 /** Bounds on what one child may cost the server per second (SPEC §7.3: a flood affects no one else). */
 export interface OutputBudget {
@@ -48,6 +48,10 @@ export const PROGRESS_FD = 3;
 export class FfmpegRun {
   readonly tracker: ProgressTracker;
   private child: ChildProcess | undefined;
+  /** The encoder's pid: the child's, or the one a wrapper (the sandbox) reported. */
+  private encoderPid: number | undefined;
+  /** A signal asked for while a wrapper had not yet reported the encoder's pid. */
+  private pendingSignal: NodeJS.Signals | undefined;
   private readonly prelude = new PreludeParser();
   private preludeOpen = true;
   private linesThisSecond = 0;
@@ -59,8 +63,9 @@ export class FfmpegRun {
     this.tracker = new ProgressTracker(options.labels, options.now);
   }
 
+  /** The encoder's pid (inside a sandbox: the encoder's, not bwrap's), once it runs. */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.encoderPid;
   }
 
   /** How many log lines of the child went into the report (progress lines not counted). */
@@ -78,15 +83,45 @@ export class FfmpegRun {
       detached: true,
     });
     this.child = child;
+    const wrapper = encoderWrapperOf(child);
     let spawned = false;
+    // Settles once the encoder runs (or is known never to): an exit is reported after it, so a
+    // sandboxed encoder that ends at once still passes through running.
+    let started: Promise<void> = Promise.resolve();
     child.once('spawn', () => {
       spawned = true;
-      options.onSpawn();
+      if (wrapper === undefined) {
+        this.encoderPid = child.pid;
+        options.onSpawn();
+        return;
+      }
+      started = wrapper.encoderPid.then((pid) => {
+        if (pid === undefined) return;
+        this.encoderPid = pid;
+        options.onSpawn();
+        const pending = this.pendingSignal;
+        this.pendingSignal = undefined;
+        if (pending !== undefined) this.signal(pending);
+      });
     });
     child.once('error', (error) => {
       if (!spawned) options.onSpawnError(error);
     });
-    child.once('exit', (code, signal) => options.onExit(code, signal));
+    child.once('exit', (code, signal) => {
+      if (wrapper === undefined) {
+        options.onExit(code, signal);
+        return;
+      }
+      void started.then(() => {
+        if (this.encoderPid === undefined) {
+          // bwrap could not set the sandbox up; its own message is the log's last line.
+          options.onSpawnError(new Error(`the sandbox (bwrap) exited with code ${code} before starting it`));
+          return;
+        }
+        const exit = wrapper.exitOf(code, signal);
+        options.onExit(exit.code, exit.signal);
+      });
+    });
     this.read(child.stdio[2], (line) => this.onLogLine(line));
     const progress = new ProgressBlockParser();
     this.read(child.stdio[PROGRESS_FD] as Readable | null, (line) => {
@@ -101,10 +136,21 @@ export class FfmpegRun {
     if (vstats !== undefined && this.tracker.onVstats(vstats)) this.options.onProgress();
   }
 
-  /** Sends a signal to the child (SIGKILL to its whole process group, so nothing it started survives). */
+  /**
+   * Sends a signal to the encoder. SIGKILL goes to the child's whole process group, so nothing it
+   * started survives; in the sandbox to the encoder alone: as pid 1 of its namespace it takes
+   * everything it started along, and bwrap, left alive, reaps it (a zombie otherwise) and exits.
+   */
   signal(signal: NodeJS.Signals): void {
     const child = this.child;
     if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const pid = this.encoderPid;
+    const wrapper = encoderWrapperOf(child);
+    if (wrapper !== undefined && pid !== undefined) {
+      if (signal === 'SIGKILL') sendSignal(pid, signal);
+      else wrapper.signal(pid, signal);
+      return;
+    }
     if (signal === 'SIGKILL') {
       try {
         process.kill(-child.pid, 'SIGKILL');
@@ -113,7 +159,9 @@ export class FfmpegRun {
         // Not a group leader (e.g. an injected spawn); fall back to the child alone.
       }
     }
-    child.kill(signal);
+    // A sandbox that has not reported the encoder yet gets the signal once it has.
+    if (wrapper !== undefined) this.pendingSignal = signal;
+    else child.kill(signal);
   }
 
   /** Once per second: refill the output budget and say how much was dropped. */
@@ -180,5 +228,13 @@ export class FfmpegRun {
     if (this.preludeOpen && this.prelude.push(line)) this.tracker.setPrelude(this.prelude.result());
     this.loggedLines++;
     this.options.report.addLine(Math.floor(this.options.now() / 1000), line);
+  }
+}
+
+function sendSignal(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone: its exit is on the way.
   }
 }

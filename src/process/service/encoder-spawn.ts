@@ -1,0 +1,95 @@
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import {
+  probeParentDeathSignal,
+  probeSandbox,
+  withParentDeathSignal,
+  withSandbox,
+  type SandboxPlaces,
+  type SpawnFn,
+} from '../supervise/index.js';
+import { protectedPlaces } from './encoder-access.js';
+
+export interface EncoderSpawnDeps {
+  config: Config;
+  /** The config file, hidden from encoders like the other protected places. */
+  configFile?: string;
+  logger: Logger;
+  /** `child_process.spawn`. */
+  spawn: SpawnFn;
+  /** The programs, by name in PATH unless a test names others. */
+  setpriv?: string;
+  bwrap?: string;
+}
+
+/** How encoders are started, and whether the sandbox is on (logged at start, docs/security.md). */
+export interface EncoderSpawn {
+  spawn: SpawnFn;
+  sandboxed: boolean;
+}
+
+/**
+ * Composes how every encoder is started, probing once what the machine allows: inside bubblewrap
+ * (`ffmpeg.sandbox`: `auto` where it works, `on` or refuse to start, `off` never) and with the
+ * parent-death signal (`setpriv`), so that bwrap, or the encoder itself, dies with the server.
+ * Throws, with what to do, when `ffmpeg.sandbox` is `on` and bubblewrap does not work here.
+ */
+export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<EncoderSpawn> {
+  const { config, logger } = deps;
+  const setpriv = deps.setpriv ?? 'setpriv';
+  const bwrap = deps.bwrap ?? 'bwrap';
+  let spawn = deps.spawn;
+  if (await probeParentDeathSignal(deps.spawn, setpriv)) spawn = withParentDeathSignal(deps.spawn, setpriv);
+  else
+    logger.warn('setpriv --pdeathsig is not available: encoders outlive a crashed server until its restart');
+
+  const mode = config.ffmpeg.sandbox;
+  if (mode === 'off') {
+    logger.info(
+      { sandbox: 'off' },
+      'encoder sandbox off (ffmpeg.sandbox): only the access policy confines encoders',
+    );
+    return { spawn, sandboxed: false };
+  }
+  const places = sandboxPlaces(deps);
+  const problem = await probeSandbox(deps.spawn, bwrap, places);
+  if (problem !== undefined) {
+    if (mode === 'on') {
+      throw new Error(
+        `ffmpeg.sandbox is "on", but bubblewrap cannot confine encoders here (${problem}); ` +
+          'install Debian\'s bubblewrap, or set ffmpeg.sandbox to "auto" or "off"',
+      );
+    }
+    logger.warn(
+      { sandbox: 'off', reason: problem },
+      'encoder sandbox off: bubblewrap does not work here (ffmpeg.sandbox is "auto"); only the access policy confines encoders',
+    );
+    return { spawn, sandboxed: false };
+  }
+  logger.info(
+    { sandbox: 'on', writable: places.writable(), hidden: places.hidden(), hostDevices: places.hostDevices },
+    'encoder sandbox on: every encoder runs in bubblewrap, the filesystem read-only but the writable places, the hidden ones empty',
+  );
+  return { spawn: withSandbox(spawn, bwrap, places), sandboxed: true };
+}
+
+/**
+ * Writable: the disk directory and `ffmpeg.access.output.paths`; readable
+ * again over the private `/tmp`: `ffmpeg.access.input.paths`. Hidden:
+ * what the access policy protects (db, metrics history, TLS key, config file or its directory).
+ * The host's `/dev` only when `ffmpeg.access.devices` allows device formats.
+ */
+export function sandboxPlaces(deps: Pick<EncoderSpawnDeps, 'config' | 'configFile'>): SandboxPlaces {
+  const { config, configFile } = deps;
+  // Made before the storage is (bwrap is probed while the server is built): the configured
+  // directory, resolved like the storage resolves it; the mounts use real paths.
+  const diskRoot = resolve(config.storage.disk.dir);
+  const hidden = protectedPlaces({ config, diskRoot, configFile });
+  return {
+    readable: () => config.ffmpeg.access.input.paths,
+    writable: () => [diskRoot, ...config.ffmpeg.access.output.paths],
+    hidden: () => hidden,
+    hostDevices: config.ffmpeg.access.devices.length > 0,
+  };
+}
