@@ -15,8 +15,8 @@
  * - The entry imports the server's modules only after the config is valid (src/main.ts): with
  *   code splitting they are a chunk of their own, so an invalid config loads none of them.
  */
-import { readFile, rm } from 'node:fs/promises';
-import { dirname, extname, relative } from 'node:path';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
@@ -36,9 +36,14 @@ const BANNER = [
 ].join('\n');
 
 export async function buildServer(outDir: string = DEFAULT_SERVER_OUT): Promise<void> {
-  // Chunk names carry a content hash: stale ones from an earlier build must not pile up. The
-  // dashboard (dist/web/) is built after this, by its own script.
-  await rm(outDir, { recursive: true, force: true });
+  // Chunk names carry a content hash: stale ones from an earlier build (and tsc's folders from
+  // before the bundle) must not pile up. dist/web/ is the dashboard's (scripts/build-dashboard.ts).
+  const previous = await readdir(outDir).catch(() => []);
+  await Promise.all(
+    previous
+      .filter((name) => name !== 'web')
+      .map((name) => rm(join(outDir, name), { recursive: true, force: true })),
+  );
   await build({
     absWorkingDir: ROOT,
     entryPoints: ['src/main.ts'],

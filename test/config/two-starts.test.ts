@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { startBuiltMain } from '../helpers/main-process.js';
 
 const CHECKOUT = join(import.meta.dirname, '..', '..');
 const SCRIPTS = (
@@ -54,31 +54,14 @@ describe('npm start', () => {
 });
 
 function startBuilt(entry: string, dir: string) {
-  const child = spawn(process.execPath, [entry], {
-    cwd: CHECKOUT,
-    env: {
-      PATH: process.env.PATH ?? '',
+  return startBuiltMain(
+    entry,
+    {
       CORE_ADDRESS: '127.0.0.1:0',
       CORE_CONFIGFILE: join(dir, 'config.json'),
       CORE_DB_DIR: join(dir, 'db'),
       CORE_STORAGE_DISK_DIR: join(dir, 'data'),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, stderr })),
+    CHECKOUT,
   );
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
-      if (match?.[1] !== undefined) resolve(match[1]);
-    });
-    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
-  });
-  listening.catch(() => undefined);
-  return { child, exited, listening };
 }

@@ -18,7 +18,16 @@ export interface MainExit {
  * with the base URL from the start-up log line.
  */
 export function startMain(env: Record<string, string>, cwd: string, entry: string = MAIN) {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, entry], {
+  return startNode(['--import', TSX_LOADER, entry], env, cwd);
+}
+
+/** Runs a built entry (`dist/main.js`) as `npm start` does, with only PATH and the given env. */
+export function startBuiltMain(entry: string, env: Record<string, string>, cwd: string) {
+  return startNode([entry], env, cwd);
+}
+
+function startNode(args: string[], env: Record<string, string>, cwd: string) {
+  const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
