@@ -121,6 +121,7 @@ export class ConfigStore {
     return this.serialize(async () => {
       const merged = mergeV16Layout(body, this.fileJson);
       merged.problems.push(...this.fileOnlyChanges(body, merged.problems));
+      merged.problems.push(...this.envKeyChanges(merged.fileJson));
       this.keepEnvValuesOutOfFile(merged.fileJson);
       const { source } = this.options;
       const resolved = resolveConfig(merged.fileJson, source.env, source.cwd);
@@ -159,6 +160,24 @@ export class ConfigStore {
       this.updatedAtMs = Math.min(this.updatedAtMs, this.loadedAtMs);
       return nextStart;
     });
+  }
+
+  /**
+   * A key an env var sets, sent with a value that is neither the env's (what the client was shown)
+   * nor the file's own: it would not take effect while the env var is set, and it is validated only
+   * with the env's value in its place, so a bad one would be written unseen and stop the next start
+   * without the env var (the Restreamer UI's Settings turn `127.0.0.1:8080` into `:127.0.0.18080`).
+   * Refused, naming the key (never the value: it may be a secret).
+   */
+  private envKeyChanges(next: Record<string, unknown>): string[] {
+    const problems: string[] = [];
+    for (const path of this.overrides) {
+      const sent = JSON.stringify(getPath(next, path));
+      if (sent === JSON.stringify(getPath(this.effective, path))) continue;
+      if (sent === JSON.stringify(getPath(this.fileJson, path))) continue;
+      problems.push(`${path}: set by an environment variable, which wins over the file; change it there`);
+    }
+    return problems;
   }
 
   /**
