@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
+import { sandboxArgs, type SandboxPlaces } from '../../src/process/supervise/index.js';
 import { startMain } from '../helpers/main-process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { getReport, getState, isAlive, ok, waitFor, waitForState } from './support.js';
@@ -232,3 +234,45 @@ function isFile(file: string): boolean {
     return false;
   }
 }
+
+describe('sandbox mounts of nested places (real bwrap)', () => {
+  let root: string;
+  before(async () => {
+    root = await mkdtemp('/var/tmp/streamcore-sandbox-nested-');
+  });
+  after(() => rm(root, { recursive: true, force: true }));
+
+  /** Runs `script` in sh inside the sandbox; answers its stdout and exit code. */
+  function inSandbox(places: SandboxPlaces, script: string): { code: number | null; out: string } {
+    const args = sandboxArgs(places, 3, { command: 'sh', args: ['-c', script] });
+    const info = args.indexOf('--info-fd');
+    args.splice(info, 2);
+    const run = spawnSync('bwrap', args, { encoding: 'utf8' });
+    return { code: run.status, out: `${run.stdout}${run.stderr}` };
+  }
+
+  it('keeps a disk directory inside a hidden db directory writable, and the rest of it hidden', async () => {
+    const db = join(root, 'db');
+    const data = join(db, 'data');
+    await mkdir(data, { recursive: true });
+    await writeFile(join(db, 'db.json'), '{"secret":1}');
+    const places = { readable: () => [], writable: () => [data], hidden: () => [db], hostDevices: false };
+    const run = inSandbox(places, `touch ${data}/w && ls ${db}; cat ${db}/db.json; touch ${db}/x`);
+    assert.match(run.out, /^data$/m);
+    assert.doesNotMatch(run.out, /secret/);
+    assert.match(run.out, /Read-only file system/, 'the covering tmpfs takes no writes');
+    assert.ok(isFile(join(data, 'w')));
+  });
+
+  it('hides a config file inside the disk directory, which stays writable around it', async () => {
+    const data = join(root, 'disk');
+    await mkdir(data);
+    const config = join(data, 'config.json');
+    await writeFile(config, '{"jwt":"secret"}');
+    const places = { readable: () => [], writable: () => [data], hidden: () => [config], hostDevices: false };
+    const run = inSandbox(places, `cat ${config}; echo ok > ${data}/other; echo "[$(cat ${data}/other)]"`);
+    assert.equal(run.code, 0, run.out);
+    assert.doesNotMatch(run.out, /secret/);
+    assert.match(run.out, /\[ok\]/);
+  });
+});
