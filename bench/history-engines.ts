@@ -25,37 +25,48 @@ export interface BenchEngine {
   /** Points read of the series in `keys`, step start in [fromSec, toSec]. */
   query(tier: TierName, keys: ReadonlySet<string>, fromSec: number, toSec: number): number;
   diskBytes(tier: TierName): number;
+  /** Forgets what is cached in memory (decoded values, parsed indexes): the next query is cold. */
+  reopen(): void;
   close(): void;
 }
 
-export function chunkEngine(dir: string): BenchEngine & { tier(name: TierName): Tier } {
+export function chunkEngine(dir: string): BenchEngine & { dir: string; tier(name: TierName): Tier } {
   const logger = pino({ level: 'silent' });
-  const tiers = {
-    minute: new Tier(dir, { name: 'minute', ...TIERS.minute }, logger),
-    hour: new Tier(dir, { name: 'hour', ...TIERS.hour }, logger),
-  };
+  const open = (name: TierName): Tier => new Tier(dir, { name, ...TIERS[name] }, logger);
+  let tiers = { minute: open('minute'), hour: open('hour') };
   return {
     name: 'chunk files (streamcore)',
+    dir,
     tier: (name) => tiers[name],
     appendStep: (tier, stepSec, points) => void tiers[tier].appendStep(stepSec, points),
-    query(tier, keys, fromSec, toSec) {
-      let count = 0;
-      for (const series of tiers[tier].read((s) => keys.has(s.key), fromSec, toSec).values()) {
-        for (const piece of series.pieces) {
-          for (let i = 0; i < piece.steps.length; i++) {
-            const timeSec = piece.startSec + piece.steps[i]! * piece.stepSec;
-            if (timeSec >= fromSec && timeSec <= toSec) count++;
-          }
-        }
-      }
-      return count;
-    },
+    query: (tier, keys, fromSec, toSec) => countPoints(tiers[tier], keys, fromSec, toSec),
     diskBytes: (tier) => tiers[tier].diskBytes,
+    reopen() {
+      tiers.minute.close();
+      tiers.hour.close();
+      tiers = { minute: open('minute'), hour: open('hour') };
+      tiers.minute.load();
+      tiers.hour.load();
+    },
     close() {
       tiers.minute.close();
       tiers.hour.close();
     },
   };
+}
+
+/** Points of the series in `keys` with step start in [fromSec, toSec], read from `tier`. */
+export function countPoints(tier: Tier, keys: ReadonlySet<string>, fromSec: number, toSec: number): number {
+  let count = 0;
+  for (const series of tier.read((s) => keys.has(s.key), fromSec, toSec).values()) {
+    for (const piece of series.pieces) {
+      for (let i = 0; i < piece.steps.length; i++) {
+        const timeSec = piece.startSec + piece.steps[i]! * piece.stepSec;
+        if (timeSec >= fromSec && timeSec <= toSec) count++;
+      }
+    }
+  }
+  return count;
 }
 
 /** Baseline: one JSON line per step, `{"t":…,"p":{"<series key>":[values…]}}`, one file per window. */
@@ -85,6 +96,7 @@ export function jsonEngine(dir: string): BenchEngine {
       return count;
     },
     diskBytes: (tier) => directoryBytes(join(dir, tier)),
+    reopen: () => undefined,
     close: () => undefined,
   };
 }
@@ -161,6 +173,8 @@ export function sqliteEngine(dir: string): BenchEngine | undefined {
       void tier;
       return directoryBytes(dir);
     },
+    // Its page cache lives in the connection; the OS keeps the file cached either way.
+    reopen: () => undefined,
     close: () => db.close(),
   };
 }

@@ -10,31 +10,37 @@
  * 2. Write cost per collection tick, 10 000 series: `MetricHistory.ingest` after each store
  *    commit (2-second ticks over 8 minutes, the first 2 are warm-up): the median tick, and the
  *    median tick that also finishes a minute (aggregate → one log record). For every engine: the
- *    median cost of appending one minute of 10 000 points.
+ *    median cost of appending one minute of 10 000 points. Chunk files: the cost of sealing a full
+ *    6-hour minute window of 10 000 series (once per 6 hours, in the tick that starts the next).
  * Times are medians of wall time and of this process's CPU time (user + system) per operation:
  * on a shared machine the CPU time is the steadier figure.
  * 3. Query: 366 days of 1-hour points of QUERY_SERIES series; read 100 of them over one year
- *    (8 760 points each). Cold = first read after opening; warm = median of ROUNDS reads.
+ *    (8 760 points each). First read = the first after writing, in this process. Cold = median of
+ *    ROUNDS reads each with nothing in memory (chunk files: a fresh `Tier`, so no decoded value and
+ *    no parsed index; the code already optimised by the earlier reads); and for the chunk files
+ *    also the median of 5 reads each in a fresh process (bench/history-cold-query.ts: the first
+ *    query after a server start, code not optimised yet either). Warm = median of ROUNDS repeated
+ *    reads (chunk files: answered from the decoded cache).
  * 4. Memory: heap + external after GC while a minute tier holds 1 day and then 7 days of
  *    DISK_SERIES series (chunk files: only the open window is in memory; the baseline kept in
  *    memory as parsed JSON grows with the retention).
  *
- * Series: the 15 values of running encoder processes (see `workload`), which make up most series of
- * a server (host, filesystem and session metrics are a few dozen).
+ * Series: the 15 values of running encoder processes (bench/history-workload.ts), which make up
+ * most series of a server (host, filesystem and session metrics are a few dozen).
  *
  * Run: node --expose-gc --import tsx bench/history.ts
  *      BENCH_BETTER_SQLITE3=/path/to/node_modules/better-sqlite3 node --expose-gc --import tsx bench/history.ts
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { MetricHistory } from '../src/monitor/history/index.js';
-import { describeSeries, type SeriesInfo } from '../src/monitor/history/series-kind.js';
-import type { LoggedPoint } from '../src/monitor/history/window-log.js';
 import { SampleBatch } from '../src/monitor/store/sample-batch.js';
 import { METRIC_INDEX, MetricStore } from '../src/monitor/store/store.js';
 import { chunkEngine, jsonEngine, sqliteEngine, type BenchEngine } from './history-engines.js';
+import { workload } from './history-workload.js';
 
 const DISK_SERIES = Number(process.env.BENCH_DISK_SERIES ?? 210);
 const QUERY_SERIES = 210;
@@ -43,111 +49,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const START_SEC = Date.UTC(2025, 0, 1) / 1000;
 const MINUTES_7D = 7 * 1440;
 
+/** Wall time and CPU time (user + system, all threads of this process) of an operation, ms. */
+type Timing = { wall: number; cpu: number };
+
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) {
   console.error('run with: node --expose-gc --import tsx bench/history.ts');
   process.exit(1);
-}
-
-/** A deterministic pseudo-random source (the runs must be comparable). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
-interface Workload {
-  series: SeriesInfo[];
-  /** The points of the next step, one per series. */
-  step(): LoggedPoint[];
-}
-
-/** The 15 values of a running encoder process (SPEC §7.4), the bulk of a server's series. */
-const PROCESS_VALUES = [
-  'frame',
-  'packet',
-  'time',
-  'uptime',
-  'size',
-  'drop',
-  'dup',
-  'cpu_limit',
-  'memory_limit',
-  'fps',
-  'speed',
-  'q',
-  'cpu',
-  'bitrate',
-  'memory',
-] as const;
-
-/**
- * Series `i` is value `PROCESS_VALUES[i % 15]` of process `i / 15`, stepped once per `stepSec`:
- * steady counters (frames at 25 fps, packets, media time, uptime), a byte counter with ±10 % jitter,
- * constants (drops, dups, limits), noisy decimals (fps, speed, q, cpu %: mean and max of the step),
- * a noisy bitrate and a memory gauge in a random walk.
- */
-function workload(count: number, stepSec = 60): Workload {
-  const metric = METRIC_INDEX.get('restream_process')!;
-  const series = Array.from({ length: count }, (_, i) =>
-    describeSeries(metric, [`p${Math.floor(i / 15)}`, 'running', 'start', PROCESS_VALUES[i % 15]!]),
-  );
-  const next = random(42);
-  const state: number[] = series.map((_, i) => (PROCESS_VALUES[i % 15] === 'memory' ? 250e6 : 0));
-  const r3 = (value: number): number => Math.round(value * 1000) / 1000;
-  return {
-    series,
-    step() {
-      return series.map((info, i) => {
-        const noise = next() - 0.5;
-        let values: number[];
-        switch (PROCESS_VALUES[i % 15]!) {
-          case 'frame':
-          case 'packet':
-            values = [(state[i]! += 25 * stepSec)];
-            break;
-          case 'time':
-          case 'uptime':
-            values = [(state[i]! += stepSec)];
-            break;
-          case 'size':
-            values = [(state[i]! += Math.round(250_000 * stepSec * (1 + noise * 0.2)))];
-            break;
-          case 'drop':
-          case 'dup':
-            values = [0];
-            break;
-          case 'cpu_limit':
-            values = [100, 100];
-            break;
-          case 'memory_limit':
-            values = [2_147_483_648, 2_147_483_648];
-            break;
-          case 'fps':
-            values = [r3(25 + noise * 0.05), 25.1];
-            break;
-          case 'speed':
-            values = [r3(1 + noise * 0.02), r3(1.02 + next() * 0.01)];
-            break;
-          case 'q':
-            values = [r3(28 + noise * 2), 31];
-            break;
-          case 'cpu':
-            values = [r3(12 + noise * 3), r3(16 + next() * 4)];
-            break;
-          case 'bitrate':
-            values = [Math.round(2_000_000 * (1 + noise * 0.2)), Math.round(2_400_000 * (1 + next() * 0.1))];
-            break;
-          case 'memory':
-            state[i]! += Math.round(noise * 2e6);
-            values = [state[i]!, state[i]! + Math.round(next() * 1e5)];
-        }
-        return { series: info, values };
-      });
-    },
-  };
 }
 
 type Factory = (dir: string) => BenchEngine | undefined;
@@ -165,7 +73,7 @@ function withEngine<T>(factory: Factory, run: (engine: BenchEngine) => T): T | u
 }
 
 /** Wall time and this process's CPU time (user + system) of one call, ms: the machine is shared. */
-function timed(run: () => unknown): { wall: number; cpu: number } {
+function timed(run: () => unknown): Timing {
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   run();
@@ -174,7 +82,7 @@ function timed(run: () => unknown): { wall: number; cpu: number } {
   return { wall, cpu: (cpu.user + cpu.system) / 1000 };
 }
 
-function medianOf(samples: { wall: number; cpu: number }[]): { wall: number; cpu: number } {
+function medianOf(samples: Timing[]): Timing {
   return { wall: median(samples.map((s) => s.wall)), cpu: median(samples.map((s) => s.cpu)) };
 }
 
@@ -276,34 +184,69 @@ function tickPhase(): void {
       `| ${name} | ${ms.wall.toFixed(1)} | ${ms.cpu.toFixed(1)} | ${(ms.cpu / baseline).toFixed(2)}× |`,
     );
   }
+  // Once per 6 hours the tick that starts a new window also seals the old one into a segment file.
+  withEngine(chunkEngine, (engine) => {
+    for (let k = 0; k < 360; k++) engine.appendStep('minute', START_SEC + k * 60, load.step());
+    const seal = timed(() => (engine as ReturnType<typeof chunkEngine>).tier('minute').seal());
+    console.log(
+      `Sealing a full minute window (360 points of ${TICK_SERIES} series) into a segment file: ` +
+        `${seal.wall.toFixed(1)} ms wall, ${seal.cpu.toFixed(1)} ms CPU`,
+    );
+  });
 }
 
 function queryPhase(): void {
   console.log(`\n3. Query: one year of 1-hour points of 100 series (of ${QUERY_SERIES})`);
   console.log(
-    '| engine | cold: wall (ms) | CPU (ms) | warm: wall (ms) | CPU (ms) | ratio to baseline (warm CPU) |',
+    '| engine | first read after writing: CPU (ms) | cold: wall (ms) | CPU (ms) | warm: wall (ms) | CPU (ms) | ratio to baseline (cold CPU) |',
   );
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
-  const rows: [string, { wall: number; cpu: number }, { wall: number; cpu: number }][] = [];
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const rows: [string, Timing | undefined, Timing, Timing | undefined][] = [];
   const hours = 366 * 24;
   for (const factory of FACTORIES) {
     withEngine(factory, (engine) => {
       const load = workload(QUERY_SERIES, 3600);
       for (let k = 0; k < hours; k++) engine.appendStep('hour', START_SEC + k * 3600, load.step());
       const keys = new Set(load.series.slice(0, 100).map((series) => series.key));
-      const to = START_SEC + (hours - 1) * 3600;
-      const from = to - 365 * 86_400 + 3600;
-      let count = 0;
-      const cold = timed(() => (count = engine.query('hour', keys, from, to)));
-      if (count !== 100 * 8760) throw new Error(`${engine.name}: read ${count} points`);
-      const times = Array.from({ length: ROUNDS }, () => timed(() => engine.query('hour', keys, from, to)));
-      rows.push([engine.name, cold, medianOf(times)]);
+      const toSec = START_SEC + (hours - 1) * 3600;
+      const fromSec = toSec - 365 * 86_400 + 3600;
+      const read = (): Timing => {
+        let count = 0;
+        const time = timed(() => (count = engine.query('hour', keys, fromSec, toSec)));
+        if (count !== 100 * 8760) throw new Error(`${engine.name}: read ${count} points`);
+        return time;
+      };
+      const first = read();
+      // Cold: nothing decoded or parsed in memory (a fresh Tier), the code already optimised.
+      const cold = Array.from({ length: ROUNDS }, () => {
+        engine.reopen();
+        gc!();
+        return read();
+      });
+      const warm = Array.from({ length: ROUNDS }, read);
+      rows.push([engine.name, first, medianOf(cold), medianOf(warm)]);
+      if (!('tier' in engine)) return;
+      // Cold in a fresh process: the first query after a start, code not yet optimised either.
+      const queryFile = join(tmpdir(), `history-bench-query-${process.pid}.json`);
+      writeFileSync(queryFile, JSON.stringify({ keys: [...keys], fromSec, toSec, points: 100 * 8760 }));
+      const dir = (engine as ReturnType<typeof chunkEngine>).dir;
+      const fresh = Array.from({ length: Math.min(ROUNDS, 5) }, () => {
+        const output = execFileSync(
+          process.execPath,
+          ['--import', 'tsx', join(import.meta.dirname, 'history-cold-query.ts'), dir, queryFile],
+          { encoding: 'utf8' },
+        );
+        return JSON.parse(output) as Timing;
+      });
+      rmSync(queryFile, { force: true });
+      rows.push([`${engine.name}, a fresh process`, undefined, medianOf(fresh), undefined]);
     });
   }
   const baseline = rows.find(([name]) => name.includes('baseline'))![2].cpu;
-  for (const [name, cold, warm] of rows) {
-    const figures = [cold.wall, cold.cpu, warm.wall, warm.cpu].map((ms) => ms.toFixed(1)).join(' | ');
-    console.log(`| ${name} | ${figures} | ${(warm.cpu / baseline).toFixed(3)}× |`);
+  const ms = (time: number | undefined): string => (time === undefined ? '—' : time.toFixed(1));
+  for (const [name, first, cold, warm] of rows) {
+    const figures = [first?.cpu, cold.wall, cold.cpu, warm?.wall, warm?.cpu].map(ms).join(' | ');
+    console.log(`| ${name} | ${figures} | ${(cold.cpu / baseline).toFixed(3)}× |`);
   }
 }
 

@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { MetricHistory, pointsBetween, type Tier } from '../../src/monitor/history/index.js';
-import { ChunkEncoder, decodeChunk } from '../../src/monitor/history/chunk-codec.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 
@@ -68,24 +67,6 @@ function open(dir: string, logger = pino({ level: 'silent' })): MetricHistory {
 }
 
 describe('metrics history engine', () => {
-  it('round-trips values through the chunk codec, escapes included', () => {
-    const encoder = new ChunkEncoder(['hold', 'rate']);
-    const values: [number, number][] = [];
-    for (let i = 0; i < 500; i++) {
-      const gauge = i % 13 === 0 ? 1e300 : i % 7 === 0 ? 0.1 + 0.2 : Math.round(Math.sin(i) * 1e6) / 1000;
-      const counter = i % 17 === 0 ? 2 ** 60 : 1e12 + i * 60_000 + (i % 3);
-      values.push([gauge, counter]);
-      assert.equal(encoder.append(i * 2 + (i % 5 === 0 ? 1 : 0), [gauge, counter]), true);
-    }
-    const { bytes, bitLength } = encoder.snapshot();
-    const decoded = decodeChunk(bytes, bitLength, encoder.pointCount, encoder.firstStep, ['hold', 'rate']);
-    values.forEach(([gauge, counter], i) => {
-      assert.equal(Math.round(decoded.columns[0]![i]! * 1000), Math.round(gauge * 1000), `gauge ${i}`);
-      assert.equal(decoded.columns[1]![i], counter, `counter ${i}`);
-      assert.equal(decoded.steps[i], i * 2 + (i % 5 === 0 ? 1 : 0));
-    });
-  });
-
   it('keeps minute and hour points across a reopen, and cuts a torn log record with one log line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-'));
     try {

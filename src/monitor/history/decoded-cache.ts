@@ -1,16 +1,14 @@
-/** The API values of one decoded chunk: window-relative steps and values, oldest first. */
-export interface DecodedValues {
-  steps: Int32Array;
-  values: Float64Array;
-}
+import type { DecodedValues } from './series-chunk.js';
 
 /**
- * Decoded chunks of sealed (immutable) segment files, least recently used dropped first, bounded
- * in bytes: a chart that asks for the same year again (a range picker, live updates) reads no file
- * and decodes nothing, and the memory stays bounded whatever the retention.
+ * Decoded values of sealed (immutable) segment files, by file and series, bounded in bytes: a
+ * chart that asks for the same year again (a range picker, live updates) reads no file and
+ * decodes nothing, and the memory stays bounded whatever the retention. Files are the unit of
+ * eviction (least recently used first): a query reads many series of a file together, and a
+ * lookup by file then series needs no composed string key.
  */
 export class DecodedCache {
-  private readonly entries = new Map<string, DecodedValues>();
+  private readonly files = new Map<string, { series: Map<string, DecodedValues>; bytes: number }>();
   private readonly maxBytes: number;
   private bytes = 0;
 
@@ -18,45 +16,50 @@ export class DecodedCache {
     this.maxBytes = maxBytes;
   }
 
-  get(key: string): DecodedValues | undefined {
-    const entry = this.entries.get(key);
-    if (entry !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, entry);
+  /** The decoded series of one file (marks the file as used); add to it with `add`. */
+  fileOf(path: string): ReadonlyMap<string, DecodedValues> | undefined {
+    const file = this.files.get(path);
+    if (file !== undefined) {
+      this.files.delete(path);
+      this.files.set(path, file);
     }
-    return entry;
+    return file?.series;
   }
 
-  set(key: string, entry: DecodedValues): void {
+  add(path: string, key: string, entry: DecodedValues): void {
     const size = sizeOf(entry);
     if (size > this.maxBytes) return;
-    const previous = this.entries.get(key);
-    if (previous !== undefined) {
-      this.entries.delete(key);
-      this.bytes -= sizeOf(previous);
+    let file = this.files.get(path);
+    if (file === undefined) {
+      file = { series: new Map(), bytes: 0 };
+      this.files.set(path, file);
     }
-    while (this.bytes + size > this.maxBytes) {
-      const oldest = this.entries.entries().next();
-      if (oldest.done === true) break;
-      this.entries.delete(oldest.value[0]);
-      this.bytes -= sizeOf(oldest.value[1]);
+    const previous = file.series.get(key);
+    if (previous !== undefined) this.account(file, -sizeOf(previous));
+    file.series.set(key, entry);
+    this.account(file, size);
+    while (this.bytes > this.maxBytes) {
+      const oldest = this.files.keys().next();
+      if (oldest.done === true || oldest.value === path) break;
+      this.dropFile(oldest.value);
     }
-    this.entries.set(key, entry);
-    this.bytes += size;
   }
 
-  /** Drops every chunk of one file (deleted or found damaged). */
+  /** Drops every series of one file (deleted, found damaged, or least recently used). */
   dropFile(path: string): void {
-    const prefix = `${path}\n`;
-    for (const [key, entry] of this.entries) {
-      if (!key.startsWith(prefix)) continue;
-      this.entries.delete(key);
-      this.bytes -= sizeOf(entry);
-    }
+    const file = this.files.get(path);
+    if (file === undefined) return;
+    this.files.delete(path);
+    this.bytes -= file.bytes;
   }
 
   get byteLength(): number {
     return this.bytes;
+  }
+
+  private account(file: { bytes: number }, delta: number): void {
+    file.bytes += delta;
+    this.bytes += delta;
   }
 }
 

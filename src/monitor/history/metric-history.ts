@@ -1,8 +1,10 @@
 import type { Logger } from 'pino';
 import type { SampleBatch, MetricStore } from '../store/index.js';
-import { describeSeries, type SeriesInfo } from './series-kind.js';
+import type { SeriesInfo } from './series-kind.js';
+import { SeriesSlots } from './series-slots.js';
 import { StepAggregator } from './step-aggregator.js';
-import { pointsBetween, Tier, type TierSeries } from './tier.js';
+import { Tier } from './tier.js';
+import { pointsBetween, type TierSeries } from './tier-piece.js';
 import type { LoggedPoint } from './window-log.js';
 
 export interface HistoryOptions {
@@ -41,15 +43,7 @@ export class MetricHistory {
   private currentMinute = -1;
   private currentHour = -1;
 
-  // Series slots: the history's own ids, independent of the raw store's (which are reused).
-  private readonly slots: (SeriesInfo | undefined)[] = [];
-  private readonly slotByKey = new Map<string, number>();
-  private readonly freeSlots: number[] = [];
-  private lastSeenSec: number[] = [];
-  private storeIdOfSlot: number[] = [];
-  // Raw store id → slot, valid while the store still holds the same label array at that id.
-  private slotByStoreId: number[] = [];
-  private labelsByStoreId: (readonly string[] | undefined)[] = [];
+  private readonly slots = new SeriesSlots();
 
   private writeFailures = 0;
   private failing = false;
@@ -90,11 +84,11 @@ export class MetricHistory {
     for (const { series, pieces } of this.minute.read(() => true, hourStart, newestMinute).values()) {
       const { timesSec, values } = pointsBetween(pieces, hourStart, newestMinute);
       if (timesSec.length === 0) continue;
-      const slot = this.slotOfSeries(series);
+      const slot = this.slots.ofSeries(series);
       // Only the API value of a minute is read back (mean or end value); it stands in for all three.
       for (let i = 0; i < timesSec.length; i++)
         this.hourAggregate.add(slot, values[i]!, values[i]!, values[i]!);
-      this.lastSeenSec[slot] = newestMinute;
+      this.slots.touch(slot, newestMinute);
     }
     this.currentHour = hourStart;
   }
@@ -106,7 +100,7 @@ export class MetricHistory {
 
   /** Series the history holds a slot for (bounded: idle series give theirs back). */
   get slotCount(): number {
-    return this.slotByKey.size;
+    return this.slots.count;
   }
 
   /**
@@ -123,9 +117,9 @@ export class MetricHistory {
     for (let i = 0; i < batch.length; i++) {
       const value = batch.valueAt(i);
       if (!Number.isFinite(value)) continue;
-      const slot = this.slotOfStoreId(store, batch.idAt(i));
+      const slot = this.slots.ofStoreId(store, batch.idAt(i));
       this.minuteAggregate.add(slot, value, value, value);
-      this.lastSeenSec[slot] = nowSec;
+      this.slots.touch(slot, nowSec);
     }
   }
 
@@ -169,7 +163,7 @@ export class MetricHistory {
     if (stepStart < 0 || stepStart <= tier.newestStepSec || stepStart > toSec) return result;
     const aggregate = isMinute ? this.minuteAggregate : this.hourAggregate;
     aggregate.peek((slot, mean, _max, last) => {
-      const series = this.slots[slot]!;
+      const series = this.slots.seriesAt(slot);
       if (!wants(series)) return;
       const piece = {
         startSec: stepStart,
@@ -201,7 +195,7 @@ export class MetricHistory {
     const stepStart = isMinute ? this.currentMinute : this.currentHour;
     if (stepStart < 0 || stepStart <= tier.newestStepSec || stepStart > toSec) return result;
     (isMinute ? this.minuteAggregate : this.hourAggregate).peek((slot) => {
-      const series = this.slots[slot]!;
+      const series = this.slots.seriesAt(slot);
       if (wantsMetric(series.metricIndex)) result.set(series.key, series);
     });
     return result;
@@ -221,19 +215,22 @@ export class MetricHistory {
     }
     const points: LoggedPoint[] = [];
     this.minuteAggregate.drain((slot, mean, max, last) => {
-      const series = this.slots[slot]!;
+      const series = this.slots.seriesAt(slot);
       points.push({ series, values: series.kind === 'gauge' ? [mean, max] : [last] });
       this.hourAggregate.add(slot, mean, max, last);
     });
     this.write(() => this.minute.appendStep(minute, points));
     this.write(() => this.enforceLimits(minute));
-    this.releaseIdleSlots(minute);
+    this.slots.releaseIdle(
+      minute - IDLE_SLOT_SEC,
+      (slot) => this.hourAggregate.has(slot) || this.minuteAggregate.has(slot),
+    );
   }
 
   private finishHour(): void {
     const points: LoggedPoint[] = [];
     this.hourAggregate.drain((slot, mean, max, last) => {
-      const series = this.slots[slot]!;
+      const series = this.slots.seriesAt(slot);
       points.push({ series, values: series.kind === 'gauge' ? [mean, max] : [last] });
     });
     const hour = this.currentHour;
@@ -271,47 +268,6 @@ export class MetricHistory {
         );
       }
       this.failing = true;
-    }
-  }
-
-  private slotOfStoreId(store: MetricStore, id: number): number {
-    const labels = store.labelsOf(id);
-    if (this.labelsByStoreId[id] === labels) {
-      const slot = this.slotByStoreId[id]!;
-      if (slot >= 0) return slot;
-    }
-    const slot = this.slotOfSeries(describeSeries(store.metricOf(id), labels));
-    this.slotByStoreId[id] = slot;
-    this.labelsByStoreId[id] = labels;
-    this.storeIdOfSlot[slot] = id;
-    return slot;
-  }
-
-  private slotOfSeries(series: SeriesInfo): number {
-    const existing = this.slotByKey.get(series.key);
-    if (existing !== undefined) return existing;
-    const slot = this.freeSlots.pop() ?? this.slots.length;
-    this.slots[slot] = series;
-    this.slotByKey.set(series.key, slot);
-    this.storeIdOfSlot[slot] = -1;
-    this.lastSeenSec[slot] = 0;
-    return slot;
-  }
-
-  /** Gives back the slots of series idle for a while with nothing pending in the hour aggregate. */
-  private releaseIdleSlots(nowSec: number): void {
-    for (let slot = 0; slot < this.slots.length; slot++) {
-      const series = this.slots[slot];
-      if (series === undefined || this.lastSeenSec[slot]! > nowSec - IDLE_SLOT_SEC) continue;
-      if (this.hourAggregate.has(slot) || this.minuteAggregate.has(slot)) continue;
-      this.slots[slot] = undefined;
-      this.slotByKey.delete(series.key);
-      const storeId = this.storeIdOfSlot[slot]!;
-      if (storeId >= 0 && this.slotByStoreId[storeId] === slot) {
-        this.slotByStoreId[storeId] = -1;
-        this.labelsByStoreId[storeId] = undefined;
-      }
-      this.freeSlots.push(slot);
     }
   }
 }

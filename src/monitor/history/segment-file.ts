@@ -1,34 +1,47 @@
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CATALOG, METRIC_INDEX } from '../store/index.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
-import { decodeChunk, type ChunkEncoder, type DecodedChunk } from './chunk-codec.js';
+import type { ColumnPrediction } from './column-codec.js';
 import { checksum, FRAME_HEADER_BYTES, frameRecord, MAX_PAYLOAD_BYTES } from './record-frame.js';
-import { describeSeries, KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
+import { decodeSeriesValues, type DecodedValues, type SeriesChunkEncoder } from './series-chunk.js';
+import { decodeChunkV1, decodeIndexV1, type SegmentEntryV1 } from './segment-file-v1.js';
+import type { SeriesInfo } from './series-kind.js';
+import { encodeSeriesTable, type SeriesTables } from './series-table.js';
 
 /**
- * A sealed window of a tier (`<window start>.seg`), written once when the window closes:
- * an index record (every series with the place, size, point count and CRC-32 of its chunk), then
- * one record with all chunks back to back. A query reads the index (cached by the caller) and then
- * only the chunks it needs, each checked against its own CRC.
+ * A sealed window of a tier (`<window start>.seg`), written once when the window closes
+ * (format 2, docs/history.md, File formats): an index record, then one record with every series'
+ * sections back to back. The index has the series table (series-table.ts: names and labels, each
+ * string once) and per series its first step, point count, column layout, and per section
+ * (steps, then each column) its length and CRC-32. A query reads the index
+ * (cached by the caller) and then, in one read, the steps and first column of the series it
+ * needs, each section checked against its own CRC. Format-1 files still load (segment-file-v1.ts).
  */
-const FORMAT_VERSION = 1;
+const FORMAT_VERSION = 2;
+const FORMAT_V1 = 1;
 
 export interface SealedChunk {
   series: SeriesInfo;
-  encoder: ChunkEncoder;
+  chunk: SeriesChunkEncoder;
 }
 
-export interface SegmentEntry {
+/** A series of a format-2 file: what a read needs to find, check and decode its API values. */
+export interface SegmentEntryV2 {
+  format: 2;
   series: SeriesInfo;
   firstStep: number;
   count: number;
-  bitLength: number;
-  /** Byte offset of the chunk in the file. */
+  /** Prediction of the first column. */
+  prediction: ColumnPrediction;
+  /** Byte offset of the steps section in the file; its length is 0 for a dense series. */
   offset: number;
-  length: number;
-  crc: number;
+  stepsLength: number;
+  stepsCrc: number;
+  valuesLength: number;
+  valuesCrc: number;
 }
+
+export type SegmentEntry = SegmentEntryV1 | SegmentEntryV2;
 
 export interface SegmentIndex {
   stepSec: number;
@@ -49,19 +62,18 @@ export function writeSegment(
   index.u8(FORMAT_VERSION);
   index.varint(stepSec);
   index.varint(windowStartSec);
-  index.varint(chunks.length);
-  for (const { series, encoder } of chunks) {
-    const { bytes, bitLength } = encoder.snapshot();
-    index.string(CATALOG[series.metricIndex]!.name);
-    index.varint(series.labelValues.length);
-    for (const value of series.labelValues) index.string(value);
-    index.varint(encoder.firstStep);
-    index.varint(encoder.pointCount);
-    index.varint(bitLength);
-    index.varint(data.byteLength);
-    index.varint(bytes.length);
-    index.u32(checksum(bytes));
-    data.raw(bytes);
+  index.bytesField(encodeSeriesTable(chunks.map(({ series }) => series)));
+  for (const { chunk } of chunks) {
+    index.varint(chunk.firstStep);
+    index.varint(chunk.pointCount);
+    let rateMask = 0;
+    chunk.predictions.forEach((prediction, c) => (rateMask |= prediction === 'rate' ? 1 << c : 0));
+    index.u8(chunk.predictions.length | (rateMask << 4));
+    for (const section of chunk.sections()) {
+      index.varint(section.length);
+      if (section.length > 0) index.u32(checksum(section));
+      data.raw(section);
+    }
   }
   const head = frameRecord(index.finish());
   const body = frameRecord(data.finish());
@@ -82,7 +94,7 @@ export function writeSegment(
 }
 
 /** Reads and checks a sealed window's index; throws with the reason when the file is damaged. */
-export function readSegmentIndex(path: string): SegmentIndex {
+export function readSegmentIndex(path: string, tables: SeriesTables): SegmentIndex {
   const fd = openSync(path, 'r');
   try {
     const header = readExactly(fd, 0, FRAME_HEADER_BYTES);
@@ -91,54 +103,80 @@ export function readSegmentIndex(path: string): SegmentIndex {
     if (length > MAX_PAYLOAD_BYTES) throw new Error('index record too large');
     const payload = readExactly(fd, FRAME_HEADER_BYTES, length);
     if (checksum(payload) !== view.getUint32(4, true)) throw new Error('index checksum mismatch');
-    return decodeIndex(payload, 2 * FRAME_HEADER_BYTES + length);
+    const reader = new ByteReader(payload);
+    const version = reader.u8();
+    const stepSec = reader.varint();
+    const windowStartSec = reader.varint();
+    const dataStart = 2 * FRAME_HEADER_BYTES + length;
+    if (version === FORMAT_VERSION)
+      return { stepSec, windowStartSec, entries: decodeIndex(reader, dataStart, tables) };
+    if (version === FORMAT_V1) return { stepSec, windowStartSec, entries: decodeIndexV1(reader, dataStart) };
+    throw new Error(`unknown format version ${version}`);
   } finally {
     closeSync(fd);
   }
 }
 
-function decodeIndex(payload: Uint8Array, dataStart: number): SegmentIndex {
-  const reader = new ByteReader(payload);
-  const version = reader.u8();
-  if (version !== FORMAT_VERSION) throw new Error(`unknown format version ${version}`);
-  const stepSec = reader.varint();
-  const windowStartSec = reader.varint();
-  const count = reader.varint();
+function decodeIndex(reader: ByteReader, dataStart: number, tables: SeriesTables): Map<string, SegmentEntry> {
   const entries = new Map<string, SegmentEntry>();
-  for (let i = 0; i < count; i++) {
-    const name = reader.string();
-    const labelCount = reader.varint();
-    const labels: string[] = [];
-    for (let l = 0; l < labelCount; l++) labels.push(reader.string());
-    const entry = {
-      firstStep: reader.varint(),
-      count: reader.varint(),
-      bitLength: reader.varint(),
-      offset: dataStart + reader.varint(),
-      length: reader.varint(),
-      crc: reader.u32(),
-    };
-    const metricIndex = METRIC_INDEX.get(name);
-    // A metric no longer in the catalog is skipped; its chunk is never read.
-    if (metricIndex === undefined) continue;
-    const series = describeSeries(metricIndex, labels);
-    entries.set(series.key, { series, ...entry });
+  let offset = dataStart;
+  for (const series of tables.decode(reader.bytesField())) {
+    const firstStep = reader.varint();
+    const count = reader.varint();
+    const layout = reader.u8();
+    const stepsLength = reader.varint();
+    const stepsCrc = stepsLength > 0 ? reader.u32() : 0;
+    const entryOffset = offset;
+    offset += stepsLength;
+    let valuesLength = 0;
+    let valuesCrc = 0;
+    for (let c = 0; c < (layout & 0xf); c++) {
+      const length = reader.varint();
+      const crc = length > 0 ? reader.u32() : 0;
+      if (c === 0) {
+        valuesLength = length;
+        valuesCrc = crc;
+      }
+      offset += length;
+    }
+    // A metric no longer in the catalog is skipped; its sections are never read.
+    if (series === undefined || (layout & 0xf) === 0) continue;
+    entries.set(series.key, {
+      format: 2,
+      series,
+      firstStep,
+      count,
+      prediction: (layout & 0x10) !== 0 ? 'rate' : 'hold',
+      offset: entryOffset,
+      stepsLength,
+      stepsCrc,
+      valuesLength,
+      valuesCrc,
+    });
   }
-  return { stepSec, windowStartSec, entries };
+  if (!reader.done) throw new RangeError('index: bytes after the last series');
+  return entries;
+}
+
+/** The bytes of `entry` a read needs: [from, to) in the file. */
+function spanOf(entry: SegmentEntry): { from: number; to: number } {
+  if (entry.format === 1) return { from: entry.offset, to: entry.offset + entry.length };
+  return { from: entry.offset, to: entry.offset + entry.stepsLength + entry.valuesLength };
 }
 
 /**
- * Reads and decodes the chunks of `entries` from one file: one open and one read of the span that
- * holds them all (chunks lie back to back, so a query of many series of a file is one read instead
- * of one per chunk, which was a third of a cold query's time).
+ * Reads and decodes the API values of `entries` from one file: one open and one read of the span
+ * that holds them all (a file's series lie back to back, so a query of many series of a file is
+ * one read instead of one per series), each section checked against its CRC.
  */
-export function readChunks(path: string, entries: readonly SegmentEntry[]): DecodedChunk[] {
+export function readChunks(path: string, entries: readonly SegmentEntry[]): DecodedValues[] {
   if (entries.length === 0) return [];
   let first = Number.POSITIVE_INFINITY;
   let end = 0;
   for (const entry of entries) {
-    first = Math.min(first, entry.offset);
-    end = Math.max(end, entry.offset + entry.length);
+    const { from, to } = spanOf(entry);
+    first = Math.min(first, from);
+    end = Math.max(end, to);
   }
   const fd = openSync(path, 'r');
   let span: Uint8Array;
@@ -147,10 +185,27 @@ export function readChunks(path: string, entries: readonly SegmentEntry[]): Deco
   } finally {
     closeSync(fd);
   }
+  // One buffer for all values: a typed array of its own per series (an allocation outside the
+  // heap each) cost more than decoding a steady series.
+  let total = 0;
+  for (const entry of entries) total += entry.count;
+  const values = new Float64Array(total);
+  let into = 0;
   return entries.map((entry) => {
-    const bytes = span.subarray(entry.offset - first, entry.offset - first + entry.length);
-    if (checksum(bytes) !== entry.crc) throw new Error(`chunk checksum mismatch at byte ${entry.offset}`);
-    return decodeChunk(bytes, entry.bitLength, entry.count, entry.firstStep, KIND_COLUMNS[entry.series.kind]);
+    const at = entry.offset - first;
+    const out = values.subarray(into, (into += entry.count));
+    if (entry.format === 1) {
+      const bytes = span.subarray(at, at + entry.length);
+      if (checksum(bytes) !== entry.crc) throw new Error(`chunk checksum mismatch at byte ${entry.offset}`);
+      return decodeChunkV1(entry, bytes);
+    }
+    const steps = span.subarray(at, at + entry.stepsLength);
+    const column = span.subarray(at + entry.stepsLength, at + entry.stepsLength + entry.valuesLength);
+    if (steps.length > 0 && checksum(steps) !== entry.stepsCrc)
+      throw new Error(`steps checksum mismatch at byte ${entry.offset}`);
+    if (checksum(column) !== entry.valuesCrc)
+      throw new Error(`values checksum mismatch at byte ${entry.offset + entry.stepsLength}`);
+    return decodeSeriesValues(steps, column, entry.prediction, entry.firstStep, out);
   });
 }
 

@@ -1,5 +1,5 @@
 import { CATALOG } from '../store/index.js';
-import type { ColumnPrediction } from './chunk-codec.js';
+import type { ColumnPrediction } from './column-codec.js';
 
 /**
  * Gauges keep two values per point, the mean and the max over the step (a chart draws the mean

@@ -1,0 +1,99 @@
+import type { Logger } from 'pino';
+import { SeriesChunkEncoder } from './series-chunk.js';
+import { writeSegment } from './segment-file.js';
+import { KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
+import { addPiece, type TierSeries } from './tier-piece.js';
+import { readWindowLog, WindowLogWriter, type LoggedPoint } from './window-log.js';
+
+/**
+ * The open window of a tier: its points in a write-ahead log (`<window start>.wal`, one record per
+ * step) and, per series, in a chunk encoded in memory (a few bits per point), which becomes the
+ * segment file when the window is sealed. Opening replays the log, cutting a torn tail off.
+ */
+export class OpenWindow {
+  readonly startSec: number;
+  private readonly stepSec: number;
+  private readonly log: WindowLogWriter;
+  private readonly chunks = new Map<string, { series: SeriesInfo; chunk: SeriesChunkEncoder }>();
+  /** Start of the newest step appended, Unix seconds; -1 while empty. */
+  newestStepSec: number;
+
+  /** Opens (creates or replays) the log at `path`; steps at or before `newestStepSec` are skipped. */
+  constructor(path: string, startSec: number, stepSec: number, newestStepSec: number, logger: Logger) {
+    this.startSec = startSec;
+    this.stepSec = stepSec;
+    this.newestStepSec = newestStepSec;
+    const read = readWindowLog(path);
+    if (read.problem !== undefined) {
+      logger.warn(
+        { file: path, problem: read.problem, keptBytes: read.intactBytes },
+        'metrics history: torn record in the write-ahead log skipped; the points after it are lost',
+      );
+    }
+    this.log = new WindowLogWriter(path, read);
+    for (const step of read.steps) {
+      if (step.stepSec <= this.newestStepSec) continue;
+      this.addToChunks(step.stepSec, step.points);
+    }
+  }
+
+  /** Bytes of the log on disk. */
+  get logBytes(): number {
+    return this.log.byteLength;
+  }
+
+  /** Bytes held by the chunks (memory accounting). */
+  get chunkBytes(): number {
+    let bytes = 0;
+    for (const { chunk } of this.chunks.values()) bytes += chunk.memoryBytes;
+    return bytes;
+  }
+
+  has(key: string): boolean {
+    return this.chunks.has(key);
+  }
+
+  /** Appends one step (after the newest): one log record, then the chunks. */
+  append(stepSec: number, points: readonly LoggedPoint[]): void {
+    this.log.appendStep(stepSec, points);
+    this.addToChunks(stepSec, points);
+  }
+
+  /** The points so far of the series `wants` accepts, added to `result`. */
+  read(wants: (series: SeriesInfo) => boolean, result: Map<string, TierSeries>): void {
+    for (const { series, chunk } of this.chunks.values())
+      if (wants(series)) addPiece(result, series, this.startSec, this.stepSec, chunk.decode());
+  }
+
+  /** The series with a point in the window that `wantsMetric` accepts, added to `into` by key. */
+  seriesIn(wantsMetric: (metricIndex: number) => boolean, into: Map<string, SeriesInfo>): void {
+    for (const { series } of this.chunks.values())
+      if (wantsMetric(series.metricIndex)) into.set(series.key, series);
+  }
+
+  /** Closes the log and writes the chunks as the segment file `path` (none when empty); its bytes. */
+  seal(path: string): number {
+    this.log.close();
+    if (this.chunks.size === 0) return 0;
+    const chunks = [...this.chunks.values()].sort((a, b) => (a.series.key < b.series.key ? -1 : 1));
+    return writeSegment(path, this.stepSec, this.startSec, chunks);
+  }
+
+  /** Closes the log (the window goes on after a restart). */
+  close(): void {
+    this.log.close();
+  }
+
+  private addToChunks(stepSec: number, points: readonly LoggedPoint[]): void {
+    const step = (stepSec - this.startSec) / this.stepSec;
+    for (const { series, values } of points) {
+      let open = this.chunks.get(series.key);
+      if (open === undefined) {
+        open = { series, chunk: new SeriesChunkEncoder(KIND_COLUMNS[series.kind]) };
+        this.chunks.set(series.key, open);
+      }
+      open.chunk.append(step, values);
+    }
+    this.newestStepSec = stepSec;
+  }
+}

@@ -1,0 +1,171 @@
+import { rmSync, statSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { DecodedCache } from './decoded-cache.js';
+import { readChunks, readSegmentIndex, type SegmentEntry, type SegmentIndex } from './segment-file.js';
+import type { SeriesInfo } from './series-kind.js';
+import { SeriesTables } from './series-table.js';
+import { addPiece, type TierSeries } from './tier-piece.js';
+
+interface SealedFile {
+  startSec: number;
+  path: string;
+  bytes: number;
+}
+
+/** Indexes of sealed files kept parsed, per tier: a chart's repeated range reads them again. */
+const INDEX_CACHE_SIZE = 64;
+/** Decoded values kept per tier, bytes (a year of hourly points of 100 series takes about 11 MiB). */
+const DECODED_CACHE_BYTES = 32 << 20;
+
+/**
+ * The sealed windows of a tier, oldest first, with a cache of their parsed indexes and of
+ * decoded values (sealed files never change). A damaged file is skipped with one log line, on
+ * load (its index) or on a read (a section's checksum), and the others still answer.
+ */
+export class SealedFiles {
+  private readonly files: SealedFile[] = [];
+  private readonly windowSec: number;
+  private readonly logger: Logger;
+  private readonly indexCache = new Map<string, SegmentIndex>();
+  private readonly decoded = new DecodedCache(DECODED_CACHE_BYTES);
+  private readonly tables = new SeriesTables();
+
+  constructor(windowSec: number, logger: Logger) {
+    this.windowSec = windowSec;
+    this.logger = logger;
+  }
+
+  /** Checks a file's index and adds it; a damaged one is left on disk, skipped, and logged once. */
+  load(startSec: number, path: string): void {
+    try {
+      readSegmentIndex(path, this.tables);
+      this.add(startSec, path, statSync(path).size);
+    } catch (error) {
+      this.skip(path, error);
+    }
+  }
+
+  /** Adds a file just written. */
+  add(startSec: number, path: string, bytes: number): void {
+    this.files.push({ startSec, path, bytes });
+    this.files.sort((a, b) => a.startSec - b.startSec);
+  }
+
+  has(startSec: number): boolean {
+    return this.files.some((file) => file.startSec === startSec);
+  }
+
+  get oldestStartSec(): number | undefined {
+    return this.files[0]?.startSec;
+  }
+
+  get newestStartSec(): number | undefined {
+    return this.files.at(-1)?.startSec;
+  }
+
+  get diskBytes(): number {
+    let bytes = 0;
+    for (const file of this.files) bytes += file.bytes;
+    return bytes;
+  }
+
+  /** Deletes the oldest file. Returns its bytes. */
+  deleteOldest(): number {
+    const oldest = this.files.shift();
+    if (oldest === undefined) return 0;
+    rmSync(oldest.path, { force: true });
+    this.forget(oldest.path);
+    return oldest.bytes;
+  }
+
+  /** The values of the series `wants` accepts from the files overlapping [fromSec, toSec], into `result`. */
+  read(
+    wants: (series: SeriesInfo) => boolean,
+    fromSec: number,
+    toSec: number,
+    result: Map<string, TierSeries>,
+  ): void {
+    for (const file of this.overlapping(fromSec, toSec)) {
+      try {
+        this.readFile(file, wants, result);
+      } catch (error) {
+        this.files.splice(this.files.indexOf(file), 1);
+        this.forget(file.path);
+        this.skip(file.path, error);
+      }
+    }
+  }
+
+  /** The series of the files overlapping [fromSec, toSec] that `wantsMetric` accepts, from the indexes. */
+  seriesIn(
+    fromSec: number,
+    toSec: number,
+    wantsMetric: (metricIndex: number) => boolean,
+    into: Map<string, SeriesInfo>,
+  ): void {
+    for (const file of this.overlapping(fromSec, toSec)) {
+      let index: SegmentIndex;
+      try {
+        index = this.indexOf(file.path);
+      } catch {
+        continue; // `read` logs and drops it
+      }
+      for (const { series } of index.entries.values())
+        if (wantsMetric(series.metricIndex)) into.set(series.key, series);
+    }
+  }
+
+  private overlapping(fromSec: number, toSec: number): SealedFile[] {
+    return this.files.filter((file) => file.startSec + this.windowSec > fromSec && file.startSec <= toSec);
+  }
+
+  private readFile(
+    file: SealedFile,
+    wants: (series: SeriesInfo) => boolean,
+    result: Map<string, TierSeries>,
+  ): void {
+    const index = this.indexOf(file.path);
+    const missing: SegmentEntry[] = [];
+    const cached = this.decoded.fileOf(file.path);
+    for (const entry of index.entries.values()) {
+      if (!wants(entry.series)) continue;
+      const values = cached?.get(entry.series.key);
+      if (values === undefined) missing.push(entry);
+      else addPiece(result, entry.series, file.startSec, index.stepSec, values);
+    }
+    if (missing.length === 0) return;
+    const decoded = readChunks(file.path, missing);
+    missing.forEach((entry, i) => {
+      this.decoded.add(file.path, entry.series.key, decoded[i]!);
+      addPiece(result, entry.series, file.startSec, index.stepSec, decoded[i]!);
+    });
+  }
+
+  private indexOf(path: string): SegmentIndex {
+    let index = this.indexCache.get(path);
+    if (index !== undefined) {
+      this.indexCache.delete(path);
+      this.indexCache.set(path, index);
+      return index;
+    }
+    index = readSegmentIndex(path, this.tables);
+    if (this.indexCache.size >= INDEX_CACHE_SIZE) {
+      const oldest = this.indexCache.keys().next();
+      if (oldest.done !== true) this.indexCache.delete(oldest.value);
+    }
+    this.indexCache.set(path, index);
+    return index;
+  }
+
+  private forget(path: string): void {
+    this.indexCache.delete(path);
+    this.decoded.dropFile(path);
+  }
+
+  private skip(path: string, error: unknown): void {
+    this.logger.warn(
+      { file: path, problem: (error as Error).message },
+      'metrics history: damaged segment file skipped',
+    );
+  }
+}

@@ -1,0 +1,108 @@
+import { ColumnEncoder, decodeColumn, type ColumnPrediction } from './column-codec.js';
+
+/** The API values of one series in one window: window-relative steps and values, oldest first. */
+export interface DecodedValues {
+  steps: Int32Array;
+  values: Float64Array;
+}
+
+/**
+ * The points of one series in one window of a tier, one column each: the steps (window-relative
+ * step numbers, predicted at a steady gap) and the value columns (gauges: mean and max; counters:
+ * the end value). Built point by point while the window is open; sealed as separate sections so a
+ * query reads and decodes only the steps and the first column (the value the API answers), and
+ * not even the steps when the series has a point every step from its first (`dense`).
+ */
+export class SeriesChunkEncoder {
+  private readonly steps = new ColumnEncoder('rate');
+  private readonly columns: ColumnEncoder[];
+  readonly predictions: readonly ColumnPrediction[];
+  /** Step number of the first point (window-relative), -1 while empty. */
+  firstStep = -1;
+  private lastStep = -1;
+  private count = 0;
+
+  constructor(predictions: readonly ColumnPrediction[]) {
+    this.predictions = predictions;
+    this.columns = predictions.map((prediction) => new ColumnEncoder(prediction));
+  }
+
+  get pointCount(): number {
+    return this.count;
+  }
+
+  /** Every step from the first to the last has a point: the steps need not be stored. */
+  get dense(): boolean {
+    return this.lastStep - this.firstStep + 1 === this.count;
+  }
+
+  /** Bytes held in memory (for accounting). */
+  get memoryBytes(): number {
+    let bytes = 64 + this.steps.memoryBytes;
+    for (const column of this.columns) bytes += column.memoryBytes;
+    return bytes;
+  }
+
+  /**
+   * Appends a point at window-relative step `step` (strictly after the previous one; an older or
+   * equal step is ignored and `false` returned). `values` has one number per column.
+   */
+  append(step: number, values: ArrayLike<number>): boolean {
+    if (step <= this.lastStep) return false;
+    if (this.count === 0) this.firstStep = step;
+    this.lastStep = step;
+    this.count++;
+    this.steps.append(step);
+    for (let c = 0; c < this.columns.length; c++) this.columns[c]!.append(values[c]!);
+    return true;
+  }
+
+  /** The stored sections: the steps (empty when dense), then one per column. */
+  sections(): Uint8Array[] {
+    return [this.dense ? new Uint8Array(0) : this.steps.finish(), ...this.columns.map((c) => c.finish())];
+  }
+
+  /** The points so far, first column (the open window's read path). */
+  decode(): DecodedValues {
+    const [steps, values] = this.sections();
+    const into = new Float64Array(this.count);
+    return decodeSeriesValues(steps!, values!, this.predictions[0]!, this.firstStep, into);
+  }
+}
+
+/** Steps 0, 1, 2 …: a dense chunk's steps are a view of it (read only, shared). */
+let ramp = new Int32Array(0);
+
+/**
+ * Decodes a series' steps (from `stepBytes`, or `firstStep …` when empty) and its first column
+ * into `values` (one per point). Throws when the steps are not increasing from `firstStep` (a
+ * corrupt chunk).
+ */
+export function decodeSeriesValues(
+  stepBytes: Uint8Array,
+  valueBytes: Uint8Array,
+  prediction: ColumnPrediction,
+  firstStep: number,
+  values: Float64Array,
+): DecodedValues {
+  const count = values.length;
+  decodeColumn(valueBytes, prediction, values);
+  if (stepBytes.length === 0) {
+    if (ramp.length < firstStep + count) {
+      ramp = Int32Array.from({ length: Math.max(firstStep + count, 2 * ramp.length) }, (_, i) => i);
+    }
+    return { steps: ramp.subarray(firstStep, firstStep + count), values };
+  }
+  const decoded = new Float64Array(count);
+  decodeColumn(stepBytes, 'rate', decoded);
+  const steps = new Int32Array(count);
+  let previous = firstStep - 1;
+  for (let i = 0; i < count; i++) {
+    const step = decoded[i]!;
+    if (!(step > previous) || step > 0x7fffffff || (i === 0 && step !== firstStep))
+      throw new RangeError('corrupt chunk: steps out of order');
+    steps[i] = step;
+    previous = step;
+  }
+  return { steps, values };
+}
