@@ -101,7 +101,10 @@ export class ColumnEncoder {
     }
     const k = riceParameter(this.sum);
     const hi = Math.floor(z / POW2[k]!);
-    if (hi <= MAX_HI) {
+    if (hi <= MAX_HI && k <= FAST_K) {
+      // Prefix and low bits in one write: `hi` ones, a zero, then `k` bits (at most 31 in all).
+      this.bits.write((((1 << hi) - 1) << (k + 1)) + (z - hi * POW2[k]!), hi + 1 + k);
+    } else if (hi <= MAX_HI) {
       this.bits.write(((1 << hi) - 1) << 1, hi + 1);
       this.writeLow(z - hi * POW2[k]!, k);
     } else this.writeWide(z, value);

@@ -11,10 +11,11 @@ export interface DecodedValues {
  * step numbers, predicted at a steady gap) and the value columns (gauges: mean and max; counters:
  * the end value). Built point by point while the window is open; sealed as separate sections so a
  * query reads and decodes only the steps and the first column (the value the API answers), and
- * not even the steps when the series has a point every step from its first (`dense`).
+ * not even the steps when the series has a point every step from its first (dense).
  */
 export class SeriesChunkEncoder {
-  private readonly steps = new ColumnEncoder('rate');
+  /** The steps, once a gap made them worth storing (until then they are `firstStep …`). */
+  private steps: ColumnEncoder | undefined;
   private readonly columns: ColumnEncoder[];
   readonly predictions: readonly ColumnPrediction[];
   /** Step number of the first point (window-relative), -1 while empty. */
@@ -31,14 +32,9 @@ export class SeriesChunkEncoder {
     return this.count;
   }
 
-  /** Every step from the first to the last has a point: the steps need not be stored. */
-  get dense(): boolean {
-    return this.lastStep - this.firstStep + 1 === this.count;
-  }
-
   /** Bytes held in memory (for accounting). */
   get memoryBytes(): number {
-    let bytes = 64 + this.steps.memoryBytes;
+    let bytes = 64 + (this.steps?.memoryBytes ?? 0);
     for (const column of this.columns) bytes += column.memoryBytes;
     return bytes;
   }
@@ -50,16 +46,21 @@ export class SeriesChunkEncoder {
   append(step: number, values: ArrayLike<number>): boolean {
     if (step <= this.lastStep) return false;
     if (this.count === 0) this.firstStep = step;
+    else if (this.steps === undefined && step !== this.lastStep + 1) {
+      this.steps = new ColumnEncoder('rate');
+      for (let earlier = this.firstStep; earlier <= this.lastStep; earlier++) this.steps.append(earlier);
+    }
+    this.steps?.append(step);
     this.lastStep = step;
     this.count++;
-    this.steps.append(step);
     for (let c = 0; c < this.columns.length; c++) this.columns[c]!.append(values[c]!);
     return true;
   }
 
   /** The stored sections: the steps (empty when dense), then one per column. */
   sections(): Uint8Array[] {
-    return [this.dense ? new Uint8Array(0) : this.steps.finish(), ...this.columns.map((c) => c.finish())];
+    const steps = this.steps === undefined ? new Uint8Array(0) : this.steps.finish();
+    return [steps, ...this.columns.map((c) => c.finish())];
   }
 
   /** The points so far, first column (the open window's read path). */
