@@ -153,18 +153,19 @@ function zigzag(residual: number): number {
 }
 
 /**
- * Decodes `out.length` values of a column written by `ColumnEncoder` from `bytes` (exactly the
+ * Decodes `out.length` values of a column written by `ColumnEncoder` from `input` (exactly the
  * column's stored bytes: reads past their end are zeros). Throws on a width code no encoder
  * writes. One function with the state in locals: this loop is most of a cold query's time.
  */
-export function decodeColumn(bytes: Uint8Array, prediction: ColumnPrediction, out: Float64Array): void {
+export function decodeColumn(input: Uint8Array, prediction: ColumnPrediction, out: Float64Array): void {
+  const bytes = padded(input);
   const rate = prediction === 'rate';
   let pos = 1;
   let scale = peek32(bytes, 0) < 0 ? 1000 : 1;
   let previous = Number.NaN;
   let delta = 0;
   let sum = 0;
-  const storedBits = bytes.length * 8;
+  const storedBits = input.length * 8;
   for (let i = 0; i < out.length; i++) {
     if (pos >= storedBits && i > 0) {
       // Past the stored bytes every residual is zero: the rest follows the prediction.
@@ -237,13 +238,31 @@ function unzigzag(z: number): number {
   return half * 2 === z ? half : -half - 1;
 }
 
-/** The 32 bits from bit `pos` (most significant first) as an int32; bytes past the end read as 0. */
+/**
+ * A zero-padded copy of the column being decoded (decoding is synchronous, so one scratch buffer
+ * serves all): a value that starts inside the stored bytes reads at most 105 bits on, so with
+ * `PADDING` zero bytes no read needs a bounds check, and words are read four bytes at a time.
+ */
+const PADDING = 24;
+let scratch = new Uint8Array(4096);
+let scratchView = new DataView(scratch.buffer);
+
+function padded(input: Uint8Array): Uint8Array {
+  if (input.length + PADDING > scratch.length) {
+    scratch = new Uint8Array(2 * (input.length + PADDING));
+    scratchView = new DataView(scratch.buffer);
+  }
+  scratch.set(input);
+  scratch.fill(0, input.length, input.length + PADDING);
+  return scratch;
+}
+
+/** The 32 bits from bit `pos` of the scratch copy (most significant first) as an int32. */
 function peek32(bytes: Uint8Array, pos: number): number {
   const i = pos >>> 3;
   const shift = pos & 7;
-  // `undefined | 0` is 0: reading past the end (trimmed zero bytes) needs no bounds check.
-  const word = (bytes[i]! << 24) | (bytes[i + 1]! << 16) | (bytes[i + 2]! << 8) | (bytes[i + 3]! | 0);
-  return shift === 0 ? word : (word << shift) | ((bytes[i + 4]! | 0) >>> (8 - shift));
+  const word = scratchView.getUint32(i);
+  return shift === 0 ? word | 0 : (word << shift) | (bytes[i + 4]! >>> (8 - shift));
 }
 
 /** `count` bits (0 … 53) from bit `pos` as an unsigned number. */
