@@ -7,7 +7,6 @@ export class BitWriter {
   private bytes: Uint8Array;
   /** Bits written so far. */
   private length = 0;
-  private readonly scratch = new DataView(new ArrayBuffer(8));
 
   constructor(initialBytes = 16) {
     this.bytes = new Uint8Array(initialBytes);
@@ -20,26 +19,36 @@ export class BitWriter {
   /** Writes the low `count` bits of `value` (0 ≤ count ≤ 32), most significant first. */
   write(value: number, count: number): void {
     if (count === 0) return;
-    this.reserve(count);
+    let length = this.length;
+    if ((length + count + 7) >>> 3 > this.bytes.length) this.grow(length + count);
+    const bytes = this.bytes;
     let remaining = count;
-    while (remaining > 0) {
-      const byteIndex = this.length >>> 3;
-      const free = 8 - (this.length & 7);
-      const take = Math.min(free, remaining);
-      const shift = remaining - take;
-      // `>>> shift` then mask keeps the `take` bits below the ones already written.
-      const bits = (value >>> shift) & ((1 << take) - 1);
-      this.bytes[byteIndex]! |= bits << (free - take);
-      this.length += take;
+    const used = length & 7;
+    if (used !== 0) {
+      // Fill the partly written byte first.
+      const free = 8 - used;
+      const take = remaining < free ? remaining : free;
+      bytes[length >>> 3]! |= ((value >>> (remaining - take)) & ((1 << take) - 1)) << (free - take);
+      length += take;
       remaining -= take;
     }
+    while (remaining >= 8) {
+      remaining -= 8;
+      bytes[length >>> 3] = (value >>> remaining) & 0xff;
+      length += 8;
+    }
+    if (remaining > 0) {
+      bytes[length >>> 3] = (value & ((1 << remaining) - 1)) << (8 - remaining);
+      length += remaining;
+    }
+    this.length = length;
   }
 
   /** Writes the 64 bits of a float64. */
   writeFloat64(value: number): void {
-    this.scratch.setFloat64(0, value);
-    this.write(this.scratch.getUint32(0), 32);
-    this.write(this.scratch.getUint32(4), 32);
+    SCRATCH.setFloat64(0, value);
+    this.write(SCRATCH.getUint32(0), 32);
+    this.write(SCRATCH.getUint32(4), 32);
   }
 
   /** The bytes written so far (a copy, trimmed to whole bytes). */
@@ -52,11 +61,13 @@ export class BitWriter {
     return this.bytes.length;
   }
 
-  private reserve(bits: number): void {
-    const needed = (this.length + bits + 7) >>> 3;
-    if (needed <= this.bytes.length) return;
-    // Grow by half: chunks grow a few bits per point, so doubling would waste memory per series.
-    const grown = new Uint8Array(Math.max(needed, Math.ceil(this.bytes.length * 1.5)));
+  private grow(bits: number): void {
+    const needed = (bits + 7) >>> 3;
+    // Grow by half (at least 16 bytes): chunks grow a few bits per point, so doubling would
+    // waste memory per series, and small steps would reallocate at every few points.
+    const grown = new Uint8Array(
+      Math.max(needed, Math.ceil(this.bytes.length * 1.5), this.bytes.length + 16),
+    );
     grown.set(this.bytes);
     this.bytes = grown;
   }
@@ -134,5 +145,5 @@ export class BitReader {
   }
 }
 
-/** Shared by all readers (reads are synchronous): a reader per chunk allocates nothing more. */
+/** Shared by all writers and readers (synchronous): a writer or reader allocates nothing more. */
 const SCRATCH = new DataView(new ArrayBuffer(8));
