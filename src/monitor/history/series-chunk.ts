@@ -65,9 +65,9 @@ export class SeriesChunkEncoder {
 
   /** The points so far, first column (the open window's read path). */
   decode(): DecodedValues {
-    const [steps, values] = this.sections();
+    const steps = this.steps === undefined ? new Uint8Array(0) : this.steps.finish();
     const into = new Float64Array(this.count);
-    return decodeSeriesValues(steps!, values!, this.predictions[0]!, this.firstStep, into);
+    return decodeSeriesValues(steps, this.columns[0]!.finish(), this.predictions[0]!, this.firstStep, into);
   }
 }
 
