@@ -264,6 +264,7 @@ function memoryPhase(): void {
     if (k === 1439 || k === MINUTES_7D - 1) engineBytes.push(usedBytes() - before);
   }
   engine.close();
+  rmSync(engine.dir, { recursive: true, force: true });
   const start = usedBytes();
   for (let k = 0; k < MINUTES_7D; k++) {
     load.step().forEach(({ values }, i) => kept[i]!.push([START_SEC + k * 60, ...values]));
