@@ -18,6 +18,9 @@ export interface SandboxPlaces {
   hostDevices: boolean;
 }
 
+/** The server's config variables (`CORE_API_AUTH_PASSWORD`, …): the encoder does not get them. */
+const SERVER_ENV_PREFIX = 'CORE_';
+
 /** The option whose value is the server's own `-vstats` FIFO (the policy forbids it to users). */
 const VSTATS_OPTION = '-vstats_file';
 
@@ -25,7 +28,7 @@ const VSTATS_OPTION = '-vstats_file';
  * bubblewrap's arguments for one encoder: everything read-only, a private `/dev`, `/proc` and
  * `/tmp`, the readable places bound again (`/tmp` covers them otherwise), the writable ones bound
  * read-write, the hidden ones covered (an empty read-only tmpfs, or `/dev/null` over a file), the
- * network as it is.
+ * server's `CORE_*` variables unset, the network as it is.
  * `--unshare-pid` gives the encoder its own `/proc`, so it cannot reach the server's files
  * through `/proc/<server pid>/root` or `/fd`; `--as-pid-1` makes the encoder that namespace's
  * pid 1 (no bwrap init between), so the pid `--info-fd` reports is the encoder's. As pid 1 it
@@ -34,7 +37,7 @@ const VSTATS_OPTION = '-vstats_file';
 export function sandboxArgs(
   places: SandboxPlaces,
   infoFd: number,
-  encoder: { command: string; args: readonly string[]; cwd?: string },
+  encoder: { command: string; args: readonly string[]; cwd?: string; env?: NodeJS.ProcessEnv },
 ): string[] {
   const mounts: { path: string; args: string[]; hide: boolean }[] = [];
   const writable = new Set(
@@ -84,6 +87,10 @@ export function sandboxArgs(
     // The covering tmpfs would take writes (into memory): read-only after the mounts inside it.
     ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
     ...(encoder.cwd !== undefined ? ['--chdir', encoder.cwd] : []),
+    // The server's own settings (secrets among them) would be readable in /proc/self/environ.
+    ...Object.keys(encoder.env ?? process.env)
+      .filter((name) => name.startsWith(SERVER_ENV_PREFIX))
+      .flatMap((name) => ['--unsetenv', name]),
     '--info-fd',
     String(infoFd),
     '--',
@@ -105,7 +112,10 @@ export function withSandbox(spawn: SpawnFn, bwrap: string, places: SandboxPlaces
     const stdio = withExtraPipe(options.stdio);
     const infoFd = stdio.length - 1;
     const cwd = typeof options.cwd === 'string' ? options.cwd : undefined;
-    const child = spawn(bwrap, sandboxArgs(places, infoFd, { command, args, cwd }), { ...options, stdio });
+    const child = spawn(bwrap, sandboxArgs(places, infoFd, { command, args, cwd, env: options.env }), {
+      ...options,
+      stdio,
+    });
     markEncoderWrapper(child, {
       encoderPid: readChildPid(child.stdio[infoFd] as Readable | null | undefined),
       signal: signalPid1,
