@@ -40,18 +40,8 @@ export function sandboxArgs(
   encoder: { command: string; args: readonly string[]; cwd?: string; env?: NodeJS.ProcessEnv },
 ): string[] {
   const mounts: { path: string; args: string[]; hide: boolean }[] = [];
-  const writable = new Set(
-    places
-      .writable()
-      .flatMap(existing)
-      .map((place) => place.path),
-  );
-  for (const path of new Set(
-    places
-      .readable()
-      .flatMap(existing)
-      .map((place) => place.path),
-  )) {
+  const writable = realPaths(places.writable());
+  for (const path of realPaths(places.readable())) {
     if (!writable.has(path)) mounts.push({ path, args: ['--ro-bind', path, path], hide: false });
   }
   for (const path of writable) mounts.push({ path, args: ['--bind', path, path], hide: false });
@@ -253,6 +243,11 @@ function vstatsFifo(args: readonly string[]): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The real paths of the places that exist. */
+function realPaths(places: readonly string[]): Set<string> {
+  return new Set(places.flatMap(existing).map((place) => place.path));
 }
 
 /** `place` as its real path with its type, or nothing when it does not exist (yet). */
