@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { createServerLogger, LogBuffer } from '../../src/log/index.js';
 import { consoleLine, parsePinoLine } from '../../src/log/log-event.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { call, ok } from '../process/support.js';
+import { call, lavfiProcess, ok, waitFor } from '../process/support.js';
 
 const JWT_SECRET = 'jwt-secret-value-123456';
 const MEMFS_PASSWORD = 'memfs-password-987';
@@ -84,6 +84,34 @@ describe('log API', () => {
       }
       assert.ok(answer.text.includes('rtmp://***@example.com/live'));
     }
+  });
+
+  it("logs each process's state changes, with ffmpeg's last line when it failed", async () => {
+    const running = lavfiProcess('log-life', { autostart: true });
+    const failing = lavfiProcess('log-fails', {
+      autostart: true,
+      reconnect: false,
+      input: [{ id: 'in', address: 'no_such_source_filter', options: ['-f', 'lavfi'] }],
+    });
+    await ok(server, 'POST', '/process', running);
+    await ok(server, 'POST', '/process', failing);
+    const lines = await waitFor(
+      async () => {
+        const all = await ok<string[]>(server, 'GET', '/log');
+        const wanted = [/msg="process running".* id="log-life" /, /msg="process failed".* id="log-fails" /];
+        return wanted.every((pattern) => all.some((line) => pattern.test(line))) ? all : undefined;
+      },
+      15_000,
+      'the running and failed lines',
+    );
+    const failed = lines.find(
+      (line) => line.includes('msg="process failed"') && line.includes('id="log-fails"'),
+    );
+    assert.match(failed ?? '', /component="process"/);
+    assert.match(failed ?? '', /from="(starting|running)" /);
+    assert.match(failed ?? '', /last_logline="[^"]*no_such_source_filter/i);
+    await ok(server, 'DELETE', '/process/log-life');
+    await ok(server, 'DELETE', '/process/log-fails');
   });
 
   it('keeps only the most recent lines (bounded ring)', async () => {

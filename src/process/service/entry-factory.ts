@@ -95,7 +95,16 @@ export class EntryFactory {
         cpus: deps.cpus,
         budget: OUTPUT_BUDGET,
         mask: deps.mask,
-        onStateChange: (_from, to) => deps.onStateChange(to),
+        onStateChange: (from, to) => {
+          // One line per change, as the reference logs a process's life (Starting, Started, Failed,
+          // Killed…): the UI's Logs tab and `GET /api/v3/log` show when and why a channel stopped.
+          const reason = to === 'failed' || to === 'killed' ? { last_logline: report.lastLogLine } : {};
+          deps.logger.info(
+            { component: 'process', id: config.id, reference: config.reference, from, to, ...reason },
+            `process ${to}`,
+          );
+          deps.onStateChange(to);
+        },
       },
     );
     const entry: ProcessEntry = {
