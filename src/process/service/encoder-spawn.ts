@@ -5,6 +5,7 @@ import {
   probeParentDeathSignal,
   probeSandbox,
   withParentDeathSignal,
+  withoutServerEnvironment,
   withSandbox,
   type SandboxPlaces,
   type SpawnFn,
@@ -46,8 +47,9 @@ export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<Encode
     probeParentDeathSignal(deps.spawn, setpriv),
     mode === 'off' ? undefined : probeSandbox(deps.spawn, bwrap, places),
   ]);
-  let spawn = deps.spawn;
-  if (parentDeath) spawn = withParentDeathSignal(deps.spawn, setpriv);
+  // Outside the sandbox too, encoders never see the server's CORE_* variables (secrets among them).
+  let spawn = withoutServerEnvironment(deps.spawn);
+  if (parentDeath) spawn = withParentDeathSignal(spawn, setpriv);
   else
     logger.warn('setpriv --pdeathsig is not available: encoders outlive a crashed server until its restart');
 

@@ -15,6 +15,7 @@ export { readProcessUsage } from './proc-usage.js';
 export { ProcessReport } from './report.js';
 export type { RunLog } from './report.js';
 export type { SpawnFn } from './spawn.js';
+export { withoutServerEnvironment } from './server-env.js';
 export { STATES, zeroStateCounts } from './states.js';
 export type { Order, ProcessState, StateCounts } from './states.js';
 export { Supervisor } from './supervisor.js';

@@ -5,6 +5,7 @@ import { sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { isExecutable } from './executable.js';
 import { markEncoderWrapper, type EncoderWrapper, type SpawnFn } from './spawn.js';
+import { SERVER_ENV_PREFIX } from './server-env.js';
 
 /** What the encoder may write and must not see, asked at every start (directories come and go). */
 export interface SandboxPlaces {
@@ -17,9 +18,6 @@ export interface SandboxPlaces {
   /** Give the encoder the host's `/dev` (devices allowed by `ffmpeg.access.devices`). */
   hostDevices: boolean;
 }
-
-/** The server's config variables (`CORE_API_AUTH_PASSWORD`, …): the encoder does not get them. */
-const SERVER_ENV_PREFIX = 'CORE_';
 
 /** The option whose value is the server's own `-vstats` FIFO (the policy forbids it to users). */
 const VSTATS_OPTION = '-vstats_file';

@@ -1,0 +1,23 @@
+import type { SpawnFn } from './spawn.js';
+
+/** The server's config variables (`CORE_API_AUTH_PASSWORD`, `CORE_API_AUTH_JWT_SECRET`, …). */
+export const SERVER_ENV_PREFIX = 'CORE_';
+
+/** `env` without the server's own config variables. */
+export function withoutServerVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(SERVER_ENV_PREFIX)) kept[name] = value;
+  }
+  return kept;
+}
+
+/**
+ * Starts children without the server's `CORE_*` variables: secrets set through the environment
+ * are none of an encoder's business, and with the sandbox off a command that reads
+ * `/proc/self/environ` (or logs its environment) would show them. The sandbox unsets them too.
+ */
+export function withoutServerEnvironment(spawn: SpawnFn): SpawnFn {
+  return (command, args, options) =>
+    spawn(command, args, { ...options, env: withoutServerVariables(options.env ?? process.env) });
+}
