@@ -34,8 +34,23 @@ const TARGET_RATIO = 1.2;
 const PROCESSES = 3;
 const USERNAME = 'admin';
 const PASSWORD = 'bench-memory-password';
-/** Extra Node/V8 flags for the server only (e.g. `--max-semi-space-size=1`), to compare settings. */
-const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+/**
+ * Node/V8 flags for the server: by default those `npm start` gives it (the server as users run it);
+ * `BENCH_SERVER_FLAGS` replaces them to compare settings (`BENCH_SERVER_FLAGS=' '` for none).
+ */
+const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? startScriptFlags())
+  .split(' ')
+  .filter((flag) => flag !== '');
+
+/** The flags between `node` and the entry in package.json's `start` script. */
+function startScriptFlags(): string {
+  const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const match = /^node ((?:--\S+ )*)dist\/main\.js$/.exec(manifest.scripts.start);
+  if (match === null) throw new Error(`unexpected start script: ${manifest.scripts.start}`);
+  return match[1] ?? '';
+}
 
 /** Plain Node, nothing loaded but node:http: answers every request with the bytes it is sent. */
 const FLOOR_SOURCE = `
