@@ -24,11 +24,14 @@ describe('npm start', () => {
   it('builds nothing: no prestart script, the start script runs node on the built entry', () => {
     assert.equal(SCRIPTS.prestart, undefined);
     assert.match(SCRIPTS.prepare ?? '', /npm run build/);
-    assert.match(SCRIPTS.start ?? '', /^node \S+\.js$/);
+    assert.match(SCRIPTS.start ?? '', /^node (--\S+ )*\S+\.js$/);
   });
 
   it('two servers started from the same checkout at once both answer /ping', async () => {
-    const [, entry] = (SCRIPTS.start ?? '').split(' ');
+    // `node [flags] entry`: the flags (a V8 heap setting) are given to the servers too.
+    const [, ...rest] = (SCRIPTS.start ?? '').split(' ');
+    const entry = rest.pop();
+    const flags = rest;
     assert.ok(
       existsSync(join(CHECKOUT, entry ?? '')),
       `${entry} is built by npm ci (prepare) or npm run build`,
@@ -36,7 +39,7 @@ describe('npm start', () => {
     const starts = [0, 1].map(async () => {
       const dir = await mkdtemp(join(tmpdir(), 'streamcore-two-starts-'));
       dirs.push(dir);
-      return startBuilt(entry as string, dir);
+      return startBuilt(entry as string, flags, dir);
     });
     const servers = await Promise.all(starts);
     try {
@@ -53,7 +56,7 @@ describe('npm start', () => {
   });
 });
 
-function startBuilt(entry: string, dir: string) {
+function startBuilt(entry: string, flags: string[], dir: string) {
   return startBuiltMain(
     entry,
     {
@@ -63,5 +66,6 @@ function startBuilt(entry: string, dir: string) {
       CORE_STORAGE_DISK_DIR: join(dir, 'data'),
     },
     CHECKOUT,
+    flags,
   );
 }

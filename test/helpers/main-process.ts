@@ -21,9 +21,17 @@ export function startMain(env: Record<string, string>, cwd: string, entry: strin
   return startNode(['--import', TSX_LOADER, entry], env, cwd);
 }
 
-/** Runs a built entry (`dist/main.js`) as `npm start` does, with only PATH and the given env. */
-export function startBuiltMain(entry: string, env: Record<string, string>, cwd: string) {
-  return startNode([entry], env, cwd);
+/**
+ * Runs a built entry (`dist/main.js`) as `npm start` does, with only PATH and the given env, and
+ * the Node flags the start script gives it, if any.
+ */
+export function startBuiltMain(
+  entry: string,
+  env: Record<string, string>,
+  cwd: string,
+  nodeFlags: readonly string[] = [],
+) {
+  return startNode([...nodeFlags, entry], env, cwd);
 }
 
 function startNode(args: string[], env: Record<string, string>, cwd: string) {
