@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { defaultConfig } from '../../src/config/schema.js';
@@ -27,6 +27,9 @@ describe("encoders never get the server's CORE_* variables", () => {
       const config = defaultConfig();
       config.ffmpeg.sandbox = sandbox;
       const encoders = await createEncoderSpawn({ config, logger: pino({ level: 'silent' }), spawn });
+      // With bwrap installed (the install script adds it), `auto` is the sandboxed path.
+      const bwrapHere = spawnSync('bwrap', ['--version']).status === 0;
+      assert.equal(encoders.sandboxed, sandbox === 'auto' && bwrapHere);
       const given = await childEnvironment(encoders.spawn, {
         PATH: process.env.PATH,
         LANG: 'C.UTF-8',

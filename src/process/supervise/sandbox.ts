@@ -5,7 +5,6 @@ import { sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { isExecutable } from './executable.js';
 import { markEncoderWrapper, type EncoderWrapper, type SpawnFn } from './spawn.js';
-import { SERVER_ENV_PREFIX } from './server-env.js';
 
 /** What the encoder may write and must not see, asked at every start (directories come and go). */
 export interface SandboxPlaces {
@@ -26,7 +25,8 @@ const VSTATS_OPTION = '-vstats_file';
  * bubblewrap's arguments for one encoder: everything read-only, a private `/dev`, `/proc` and
  * `/tmp`, the readable places bound again (`/tmp` covers them otherwise), the writable ones bound
  * read-write, the hidden ones covered (an empty read-only tmpfs, or `/dev/null` over a file), the
- * server's `CORE_*` variables unset, the network as it is.
+ * network as it is. (The server's `CORE_*` variables are gone before bwrap starts, for every
+ * encoder, sandboxed or not: server-env.ts.)
  * `--unshare-pid` gives the encoder its own `/proc`, so it cannot reach the server's files
  * through `/proc/<server pid>/root` or `/fd`; `--as-pid-1` makes the encoder that namespace's
  * pid 1 (no bwrap init between), so the pid `--info-fd` reports is the encoder's. As pid 1 it
@@ -35,7 +35,7 @@ const VSTATS_OPTION = '-vstats_file';
 export function sandboxArgs(
   places: SandboxPlaces,
   infoFd: number,
-  encoder: { command: string; args: readonly string[]; cwd?: string; env?: NodeJS.ProcessEnv },
+  encoder: { command: string; args: readonly string[]; cwd?: string },
 ): string[] {
   const mounts: { path: string; args: string[]; hide: boolean }[] = [];
   const writable = realPaths(places.writable());
@@ -75,10 +75,6 @@ export function sandboxArgs(
     // The covering tmpfs would take writes (into memory): read-only after the mounts inside it.
     ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
     ...(encoder.cwd !== undefined ? ['--chdir', encoder.cwd] : []),
-    // The server's own settings (secrets among them) would be readable in /proc/self/environ.
-    ...Object.keys(encoder.env ?? process.env)
-      .filter((name) => name.startsWith(SERVER_ENV_PREFIX))
-      .flatMap((name) => ['--unsetenv', name]),
     '--info-fd',
     String(infoFd),
     '--',
@@ -100,7 +96,7 @@ export function withSandbox(spawn: SpawnFn, bwrap: string, places: SandboxPlaces
     const stdio = withExtraPipe(options.stdio);
     const infoFd = stdio.length - 1;
     const cwd = typeof options.cwd === 'string' ? options.cwd : undefined;
-    const child = spawn(bwrap, sandboxArgs(places, infoFd, { command, args, cwd, env: options.env }), {
+    const child = spawn(bwrap, sandboxArgs(places, infoFd, { command, args, cwd }), {
       ...options,
       stdio,
     });

@@ -1,7 +1,7 @@
 import type { SpawnFn } from './spawn.js';
 
 /** The server's config variables (`CORE_API_AUTH_PASSWORD`, `CORE_API_AUTH_JWT_SECRET`, …). */
-export const SERVER_ENV_PREFIX = 'CORE_';
+const SERVER_ENV_PREFIX = 'CORE_';
 
 /** `env` without the server's own config variables. */
 export function withoutServerVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -15,7 +15,8 @@ export function withoutServerVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEn
 /**
  * Starts children without the server's `CORE_*` variables: secrets set through the environment
  * are none of an encoder's business, and with the sandbox off a command that reads
- * `/proc/self/environ` (or logs its environment) would show them. The sandbox unsets them too.
+ * `/proc/self/environ` (or logs its environment) would show them. The one place they are removed,
+ * below the sandbox's and the parent-death signal's wrappers (encoder-spawn.ts).
  */
 export function withoutServerEnvironment(spawn: SpawnFn): SpawnFn {
   return (command, args, options) =>
