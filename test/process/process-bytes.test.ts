@@ -9,7 +9,7 @@ import {
 } from '../../src/process/api/process-bytes.js';
 import { processView, reportView } from '../../src/process/api/views.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { lavfiProcess, ok, waitFor } from './support.js';
+import { call, lavfiProcess, ok, waitFor } from './support.js';
 
 /** Every subset of the parts a client can ask for (`filter`), the empty one included. */
 const PART_SETS: ReadonlySet<ProcessPart>[] = Array.from(
@@ -103,5 +103,96 @@ describe('process answers from cached fragments', () => {
       list.map((process) => process.id),
       service.sortedEntries().map((entry) => entry.config.id),
     );
+  });
+
+  it('stay the straightforward encoding while random changes and questions interleave', async () => {
+    const service = server.app.processes;
+    // Deterministic (mulberry32) so that a failure can be replayed.
+    let seed = 16;
+    const random = (): number => {
+      seed = (seed + 0x6d2b79f5) >>> 0;
+      let t = seed;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const ids = ['r-0', 'r-1', 'r-2', 'r-3'];
+    const existing = new Set<string>();
+    const config = (id: string): Record<string, unknown> => {
+      // r-3 reads r-0's output when r-0 exists: its command line follows r-0's config.
+      const input =
+        id === 'r-3' && existing.has('r-0')
+          ? [{ id: 'in', address: '#r-0:output=out', options: [] }]
+          : [
+              {
+                id: 'in',
+                address: `testsrc=size=32x24:rate=${5 + Math.floor(random() * 20)}`,
+                options: ['-re', '-f', 'lavfi'],
+              },
+            ];
+      return {
+        ...lavfiProcess(id),
+        input,
+        autostart: random() < 0.7,
+        reference: random() < 0.5 ? 'ref' : '',
+      };
+    };
+    let compared = 0;
+    const done = new Set<string>();
+    const note = (what: string, status: number): boolean => {
+      if (status === 200) done.add(what);
+      return status === 200;
+    };
+    for (let step = 0; step < 120; step++) {
+      const id = ids[Math.floor(random() * ids.length)] as string;
+      const roll = random();
+      if (!existing.has(id)) {
+        if (
+          note(
+            id === 'r-3' && existing.has('r-0') ? 'create reader' : 'create',
+            (await call(server, 'POST', '/process', config(id))).status,
+          )
+        )
+          existing.add(id);
+      } else if (roll < 0.15) {
+        note('update', (await call(server, 'PUT', `/process/${id}`, config(id))).status);
+      } else if (roll < 0.25) {
+        // Refused while another process reads its output.
+        if (note('delete', (await call(server, 'DELETE', `/process/${id}`)).status)) existing.delete(id);
+      } else if (roll < 0.5) {
+        const command = (['start', 'stop', 'restart'] as const)[Math.floor(random() * 3)] ?? 'start';
+        note(command, (await call(server, 'PUT', `/process/${id}/command`, { command })).status);
+      } else if (roll < 0.6) {
+        note(
+          'metadata',
+          (await call(server, 'PUT', `/process/${id}/metadata/m`, { n: Math.floor(random() * 100) })).status,
+        );
+      }
+      // Questions at random moments: at once, or after the processes reported, stalled, ran on.
+      await new Promise((resolve) => setTimeout(resolve, random() < 0.5 ? 0 : random() * 600));
+      clock = Date.now() + Math.floor(random() * 3) * 1000;
+      for (let repeat = 0; repeat < 2; repeat++) {
+        const entries = service.sortedEntries();
+        for (const parts of PART_SETS) {
+          assert.equal(
+            processListBytes(service, entries, parts).toString('utf8'),
+            JSON.stringify(entries.map((entry) => processView(service, entry, parts))),
+            `step ${step} ${[...parts].join(',')}`,
+          );
+        }
+        compared++;
+      }
+    }
+    assert.ok(compared > 0);
+    assert.deepEqual([...done].sort(), [
+      'create',
+      'create reader',
+      'delete',
+      'metadata',
+      'restart',
+      'start',
+      'stop',
+      'update',
+    ]);
   });
 });

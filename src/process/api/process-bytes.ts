@@ -2,7 +2,7 @@ import type { ProcessConfig } from '../config/index.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
 import type { ProcessReport } from '../supervise/index.js';
 import type { ProcessPart } from './api-shapes.js';
-import { reportView, stateView } from './views.js';
+import { reportView, stateViewJson } from './views.js';
 
 /**
  * The wire bytes of process objects, the same bytes as `JSON.stringify(processView(…))`, built
@@ -15,6 +15,8 @@ import { reportView, stateView } from './views.js';
 
 /** Encoded configs: entries get a new config object on every update, so the object is the key. */
 const configBytes = new WeakMap<ProcessConfig, Buffer>();
+/** Encoded heads (id … updated_at, without the closing brace), with the times they were encoded with. */
+const headBytes = new WeakMap<ProcessConfig, { createdAt: number; updatedAt: number; bytes: Buffer }>();
 /** Encoded reports with the revision they were encoded at. */
 const reportBytes = new WeakMap<ProcessReport, { revision: number; bytes: Buffer }>();
 
@@ -73,13 +75,12 @@ export function configBytesOf(entry: ProcessEntry): Buffer {
   return bytes;
 }
 
-/** Key order as `toProcess`: id, type, reference, created_at, updated_at, then the parts. */
-function pushProcess(
-  chunks: Buffer[],
-  service: ProcessService,
-  entry: ProcessEntry,
-  parts: ReadonlySet<ProcessPart>,
-): void {
+/** `{"id":…,"updated_at":…` of one process object (key order as `toProcess`). */
+function headBytesOf(entry: ProcessEntry): Buffer {
+  const cached = headBytes.get(entry.config);
+  if (cached !== undefined && cached.createdAt === entry.createdAt && cached.updatedAt === entry.updatedAt) {
+    return cached.bytes;
+  }
   const head = JSON.stringify({
     id: entry.config.id,
     type: 'ffmpeg',
@@ -87,9 +88,21 @@ function pushProcess(
     created_at: entry.createdAt,
     updated_at: entry.updatedAt,
   });
-  chunks.push(Buffer.from(head.slice(0, -1)));
+  const bytes = Buffer.from(head.slice(0, -1));
+  headBytes.set(entry.config, { createdAt: entry.createdAt, updatedAt: entry.updatedAt, bytes });
+  return bytes;
+}
+
+/** Key order as `toProcess`: id, type, reference, created_at, updated_at, then the parts. */
+function pushProcess(
+  chunks: Buffer[],
+  service: ProcessService,
+  entry: ProcessEntry,
+  parts: ReadonlySet<ProcessPart>,
+): void {
+  chunks.push(headBytesOf(entry));
   if (parts.has('config')) chunks.push(CONFIG_KEY, configBytesOf(entry));
-  if (parts.has('state')) chunks.push(STATE_KEY, Buffer.from(JSON.stringify(stateView(service, entry))));
+  if (parts.has('state')) chunks.push(STATE_KEY, Buffer.from(stateViewJson(service, entry)));
   if (parts.has('report')) chunks.push(REPORT_KEY, reportBytesOf(entry));
   if (parts.has('metadata')) chunks.push(METADATA_KEY, Buffer.from(JSON.stringify(entry.metadata)));
   chunks.push(CLOSE_OBJECT);

@@ -6,7 +6,7 @@ import { globSyntaxProblem } from './glob-syntax.js';
 import { isObject } from '../config/index.js';
 import { COMMANDS, type Command, type ProcessService } from '../service/index.js';
 import { configBytesOf, processBytes, processListBytes, reportBytesOf } from './process-bytes.js';
-import { stateView } from './views.js';
+import { stateViewJson } from './views.js';
 
 type IdParams = { Params: { id: string } };
 type KeyParams = { Params: { id: string; key: string } };
@@ -45,7 +45,7 @@ export function registerProcessRoutes(v3: FastifyInstance, service: ProcessServi
   );
 
   v3.get<IdParams>('/process/:id/state', async (request, reply) =>
-    sendJson(reply, stateView(service, service.entry(request.params.id))),
+    sendBytes(reply, Buffer.from(stateViewJson(service, service.entry(request.params.id)))),
   );
 
   v3.get<IdParams>('/process/:id/report', async (request, reply) =>

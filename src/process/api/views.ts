@@ -1,12 +1,23 @@
 import { toProcess, toReport, toState, type ProcessPart, type StateView } from './api-shapes.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
+import { stateJson } from './state-json.js';
 
 /** `/state` of one process. */
 export function stateView(service: ProcessService, entry: ProcessEntry): StateView {
+  return toState(stateInput(service, entry));
+}
+
+/** `JSON.stringify(stateView(service, entry))`, without the object graph (state-json.ts). */
+export function stateViewJson(service: ProcessService, entry: ProcessEntry): string {
+  return stateJson(stateInput(service, entry));
+}
+
+/** What the state of a process is made of, now. */
+function stateInput(service: ProcessService, entry: ProcessEntry): Parameters<typeof toState>[0] {
   const now = service.now();
   const supervisor = entry.supervisor;
   const resources = supervisor.resources;
-  return toState({
+  return {
     order: supervisor.order,
     state: supervisor.state,
     stateSeconds: supervisor.stateSeconds(now),
@@ -17,7 +28,7 @@ export function stateView(service: ProcessService, entry: ProcessEntry): StateVi
     cpuPercent: resources.cpuPercent,
     command: service.commandLine(entry),
     pid: supervisor.state === 'running' || supervisor.state === 'finishing' ? supervisor.pid : undefined,
-  });
+  };
 }
 
 /** `/report` of one process. */

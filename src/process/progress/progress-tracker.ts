@@ -12,6 +12,15 @@ export interface IoLabels {
   outputs: { id: string; address: string }[];
 }
 
+/** The rate windows of one input or output stream, and the range of its frame rate. */
+interface StreamWindows {
+  frame: RateWindow;
+  packet: RateWindow;
+  size: RateWindow;
+  /** Made at the stream's first sample. */
+  range: FramerateRange | undefined;
+}
+
 interface StreamCounters {
   frames: number;
   keyframes: number;
@@ -41,7 +50,8 @@ interface StreamCounters {
  * `-vstats` (written through a stdio buffer, so in bursts) only fills the other streams.
  *
  * Past 300 lines on purpose: the counters and the samples of their rates are taken from the same
- * assembly (`counters`), which must stay one piece so a stream's count and its rate agree.
+ * assembly (`counters`), which must stay one piece so a stream's count and its rate agree; and
+ * keeping the last values (`values`) must know every change of the state they are made from.
  */
 export class ProgressTracker {
   private prelude: Prelude = { inputs: [], outputs: [], mapping: [] };
@@ -60,11 +70,22 @@ export class ProgressTracker {
   /** Bytes per input file read from memfs through the server. */
   private readonly inputBytes = new Map<number, number>();
   private sawProgressStream = false;
-  private readonly windows = new Map<string, RateWindow>();
-  private readonly ranges = new Map<string, FramerateRange>();
+  private readonly frameWindow: RateWindow;
+  private readonly sizeWindow: RateWindow;
+  /** Per stream, by `in|out:<file>:<stream>`: streams of the same key share their windows. */
+  private readonly streamWindows = new Map<string, StreamWindows>();
+  /**
+   * The windows of `prelude.inputs` and `prelude.outputs`, position by position, looked up once
+   * per prelude: rates are read on every API request and collection tick, for every process.
+   */
+  private slots: { inputs: StreamWindows[]; outputs: StreamWindows[] } | undefined;
   /** ffmpeg's own `fps=` of its last report, until two reports give a measured rate. */
   private reportedFps = 0;
   private readonly clock = new ReportClock();
+  /** Counts the changes of what `values` is computed from (everything but the clock). */
+  private version = 0;
+  /** The last `values`, and the times from which to which it stays what `values` would compute. */
+  private last: { version: number; fromMs: number; untilMs: number; values: ProgressValues } | undefined;
 
   /**
    * @param now wall clock, milliseconds: stamps each report as it arrives
@@ -74,14 +95,20 @@ export class ProgressTracker {
     private readonly labels: IoLabels,
     private readonly now: () => number = Date.now,
     private readonly windowMs = 10_000,
-  ) {}
+  ) {
+    this.frameWindow = new RateWindow(windowMs);
+    this.sizeWindow = new RateWindow(windowMs);
+  }
 
   setPrelude(prelude: Prelude): void {
+    this.version++;
     this.prelude = prelude;
+    this.slots = undefined;
   }
 
   /** A classic progress line; returns true when it shows progress. */
   onStatsLine(line: StatsLine): boolean {
+    this.version++;
     // The `-progress` stream carries the same figures with more precision (bytes, microseconds).
     if (this.sawProgressStream) return false;
     const before = this.fingerprint();
@@ -99,6 +126,7 @@ export class ProgressTracker {
 
   /** A block of the `-progress` stream; returns true when it shows progress. */
   onProgressBlock(block: ProgressBlock): boolean {
+    this.version++;
     this.sawProgressStream = true;
     const before = this.fingerprint();
     if (block.frame !== undefined) this.frame = block.frame;
@@ -115,6 +143,7 @@ export class ProgressTracker {
 
   /** A `-vstats` line (one encoded video packet); returns true (it is progress). */
   onVstats(line: VstatsLine): boolean {
+    this.version++;
     const key = `${line.file}:${line.stream}`;
     const counters = this.vstats.get(key) ?? { frames: 0, keyframes: 0, bytes: 0, q: 0 };
     counters.frames++;
@@ -127,11 +156,13 @@ export class ProgressTracker {
 
   /** Bytes the output file `index` wrote through the server. */
   addOutputBytes(index: number, bytes: number): void {
+    this.version++;
     this.serverBytes.set(index, (this.serverBytes.get(index) ?? 0) + bytes);
   }
 
   /** Bytes the input file `index` read from memfs through the server. */
   addInputBytes(index: number, bytes: number): void {
+    this.version++;
     this.inputBytes.set(index, (this.inputBytes.get(index) ?? 0) + bytes);
   }
 
@@ -145,47 +176,83 @@ export class ProgressTracker {
     if (this.frame > 0 && this.reportedFps === 0) return;
     const nowMs = this.clock.stamp(arrivalMs, this.frame, this.reportedFps);
     const values = this.counters(true);
-    this.window('frame').push(nowMs, values.frame);
-    this.window('size').push(nowMs, values.sizeBytes);
-    for (const [kind, streams] of [
-      ['in', values.inputs],
-      ['out', values.outputs],
+    this.frameWindow.push(nowMs, values.frame);
+    this.sizeWindow.push(nowMs, values.sizeBytes);
+    const slots = this.streamSlots();
+    for (const [streams, windows] of [
+      [values.inputs, slots.inputs],
+      [values.outputs, slots.outputs],
     ] as const) {
-      for (const stream of streams) {
-        const key = `${kind}:${stream.index}:${stream.stream}`;
-        this.window(`${key}:frame`).push(nowMs, stream.frame);
-        this.window(`${key}:packet`).push(nowMs, stream.packet);
-        this.window(`${key}:size`).push(nowMs, stream.sizeBytes);
-        this.widenRange(`${key}:frame`, nowMs, stream.frame);
-      }
+      streams.forEach((stream, position) => {
+        const slot = windows[position] as StreamWindows;
+        slot.frame.push(nowMs, stream.frame);
+        slot.packet.push(nowMs, stream.packet);
+        slot.size.push(nowMs, stream.sizeBytes);
+        // Keeps the lowest and highest rate of the frame counter, once two samples give one.
+        if (slot.range === undefined) slot.range = new FramerateRange({ ms: nowMs, value: stream.frame });
+        else slot.range.widen(slot.frame.rate(nowMs));
+      });
     }
   }
 
-  /** Keeps the lowest and highest rate of a frame counter, once two samples give one. */
-  private widenRange(key: string, nowMs: number, value: number): void {
-    const range = this.ranges.get(key);
-    if (range === undefined) this.ranges.set(key, new FramerateRange({ ms: nowMs, value }));
-    else range.widen(this.window(key).rate(nowMs));
+  /**
+   * Current values, with rates over the window ending at `nowMs`. The object is shared by the
+   * callers until something changes (not to be modified): the API's process list and the metrics
+   * collection ask for the values of every process, far more often than ffmpeg reports (about once
+   * per second). Kept only while computing anew would give the same values, and change nothing:
+   * no report since, no sample leaving a window, no window stalling (RateWindow.stableUntil).
+   */
+  values(nowMs: number): ProgressValues {
+    const last = this.last;
+    if (
+      last !== undefined &&
+      last.version === this.version &&
+      nowMs >= last.fromMs &&
+      nowMs <= last.untilMs
+    ) {
+      return last.values;
+    }
+    const frameSamples = this.frameWindow.samples();
+    const values = this.computeValues(nowMs);
+    // The process's fps reads how many samples its window held before this call dropped the
+    // old ones: after a drop, the next call may read differently at the very same time.
+    const untilMs = this.frameWindow.samples() === frameSamples ? this.stableUntil(nowMs) : -Infinity;
+    this.last = { version: this.version, fromMs: nowMs, untilMs, values };
+    return values;
   }
 
-  /** Current values, with rates over the window ending at `nowMs`. */
-  values(nowMs: number): ProgressValues {
+  /** Until when (ms) every rate window gives the rates it gives at `nowMs`. */
+  private stableUntil(nowMs: number): number {
+    let until = Math.min(this.frameWindow.stableUntil(nowMs), this.sizeWindow.stableUntil(nowMs));
+    for (const windows of this.streamWindows.values()) {
+      until = Math.min(
+        until,
+        windows.frame.stableUntil(nowMs),
+        windows.packet.stableUntil(nowMs),
+        windows.size.stableUntil(nowMs),
+      );
+    }
+    return until;
+  }
+
+  /** `values` computed anew, whatever was kept (the straightforward path, which tests compare). */
+  computeValues(nowMs: number): ProgressValues {
     const values = this.counters(false);
-    const frames = this.window('frame');
+    const frames = this.frameWindow;
     values.fps = frames.samples() < 2 ? this.reportedFps : frames.rate(nowMs);
-    values.bitrate = this.window('size').rate(nowMs) * 8;
-    for (const [kind, streams] of [
-      ['in', values.inputs],
-      ['out', values.outputs],
+    values.bitrate = this.sizeWindow.rate(nowMs) * 8;
+    const slots = this.streamSlots();
+    for (const [streams, windows] of [
+      [values.inputs, slots.inputs],
+      [values.outputs, slots.outputs],
     ] as const) {
-      for (const stream of streams) {
-        const key = `${kind}:${stream.index}:${stream.stream}`;
-        stream.fps = this.window(`${key}:frame`).rate(nowMs);
-        stream.framerate =
-          this.ranges.get(`${key}:frame`)?.values(this.window(`${key}:frame`)) ?? NO_FRAMERATE;
-        stream.pps = this.window(`${key}:packet`).rate(nowMs);
-        stream.bitrate = this.window(`${key}:size`).rate(nowMs) * 8;
-      }
+      streams.forEach((stream, position) => {
+        const slot = windows[position] as StreamWindows;
+        stream.fps = slot.frame.rate(nowMs);
+        stream.framerate = slot.range?.values(slot.frame) ?? NO_FRAMERATE;
+        stream.pps = slot.packet.rate(nowMs);
+        stream.bitrate = slot.size.rate(nowMs) * 8;
+      });
     }
     return values;
   }
@@ -326,12 +393,26 @@ export class ProgressTracker {
     return `${this.frame}/${this.timeSeconds}/${this.ffmpegBytes}`;
   }
 
-  private window(key: string): RateWindow {
-    let window = this.windows.get(key);
-    if (window === undefined) {
-      window = new RateWindow(this.windowMs);
-      this.windows.set(key, window);
+  /** The windows of the prelude's streams, in the order of `counters`' inputs and outputs. */
+  private streamSlots(): { inputs: StreamWindows[]; outputs: StreamWindows[] } {
+    this.slots ??= {
+      inputs: this.prelude.inputs.map((stream) => this.windowsOf(`in:${stream.file}:${stream.stream}`)),
+      outputs: this.prelude.outputs.map((stream) => this.windowsOf(`out:${stream.file}:${stream.stream}`)),
+    };
+    return this.slots;
+  }
+
+  private windowsOf(key: string): StreamWindows {
+    let windows = this.streamWindows.get(key);
+    if (windows === undefined) {
+      windows = {
+        frame: new RateWindow(this.windowMs),
+        packet: new RateWindow(this.windowMs),
+        size: new RateWindow(this.windowMs),
+        range: undefined,
+      };
+      this.streamWindows.set(key, windows);
     }
-    return window;
+    return windows;
   }
 }

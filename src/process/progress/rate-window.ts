@@ -47,6 +47,21 @@ export class RateWindow {
     return end > first ? (growth * 1000) / (end - first) : 0;
   }
 
+  /**
+   * A time until which `rate` gives what it gives at `nowMs` (just called) and drops no sample:
+   * the oldest sample leaves the window after `windowMs`, and the newest counts as stalled after
+   * STALL_MS (from then on the rate moves with the clock; `nowMs` itself when it does already).
+   * One millisecond short of each, so that rounding cannot put the bound past the comparisons
+   * `rate` makes.
+   */
+  stableUntil(nowMs: number): number {
+    if (this.size === 0) return Infinity;
+    const expiry = this.timeAt(0) + this.windowMs - 1;
+    if (this.size < 2) return expiry;
+    const last = this.timeAt(this.size - 1);
+    return Math.min(expiry, nowMs - last > STALL_MS ? nowMs : last + STALL_MS - 1);
+  }
+
   /** How many samples the window holds (before `rate` drops the old ones). */
   samples(): number {
     return this.size;

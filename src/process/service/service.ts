@@ -4,6 +4,7 @@ import { ApiError } from '../../http/index.js';
 import type { Filesystem } from '../../storage/filesystem.js';
 import {
   memfsUrl,
+  parseOutputReference,
   resolveConfig,
   validateProcessConfig,
   type PlaceholderTemplate,
@@ -70,6 +71,8 @@ export class ProcessService {
   private readonly factory: EntryFactory;
   private readonly changes: ProcessChanges;
   private readonly mask: CredentialMask;
+  /** `commandLine` of resolved configs without references (not to be modified by callers). */
+  private readonly commandLines = new WeakMap<ProcessConfig, string[]>();
   private readonly access: EncoderAccess;
   /**
    * The server-wide placeholder values; replaced (not changed) once the server listens, so that a
@@ -203,11 +206,20 @@ export class ProcessService {
 
   /** The user's command of a process (`userCommand`), credentials masked. */
   commandLine(entry: ProcessEntry): string[] {
+    const kept = this.commandLines.get(entry.resolved);
+    if (kept !== undefined) return kept;
+    let command: string[];
     try {
-      return this.factory.userCommand(entry.resolved).map(this.mask);
+      command = this.factory.userCommand(entry.resolved).map(this.mask);
     } catch {
       return [];
     }
+    // Without references to other processes' outputs, the command follows from the resolved
+    // config alone (replaced, never modified, on every change): it is asked for with every state.
+    if (!entry.resolved.input.some((input) => parseOutputReference(input.address) !== undefined)) {
+      this.commandLines.set(entry.resolved, command);
+    }
+    return command;
   }
 
   /** The global placeholder values (disk directory, memfs URL with credentials). */
