@@ -6,6 +6,7 @@ export { JSON_CONTENT_TYPE } from './json-body.js';
 export { addVary } from './vary.js';
 export { describeJsonSyntaxError } from './json-syntax-error.js';
 export { EncodedBody } from './encoded-body.js';
+export { gzipInPieces } from './parallel-gzip.js';
 export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 export { AddressList } from './address-list.js';
 export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';
