@@ -5,11 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { pointsBetween } from '../../src/monitor/history/index.js';
-import {
-  ColumnEncoder,
-  decodeColumn,
-  type ColumnPrediction,
-} from '../../src/monitor/history/column-codec.js';
+import { ColumnEncoder, type ColumnPrediction } from '../../src/monitor/history/column-codec.js';
+import { decodeColumn } from '../../src/monitor/history/column-decoder.js';
 import { SeriesChunkEncoder } from '../../src/monitor/history/series-chunk.js';
 import { describeSeries, type SeriesInfo } from '../../src/monitor/history/series-kind.js';
 import { Tier } from '../../src/monitor/history/tier.js';

@@ -74,16 +74,26 @@ export class ByteWriter {
   }
 }
 
+/** One decoder for every reader (decoding is synchronous). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Reads what a `ByteWriter` wrote; reading past the end throws a `RangeError` (corrupt payload). */
 export class ByteReader {
-  private readonly bytes: Uint8Array;
-  private readonly view: DataView;
+  private bytes: Uint8Array;
+  private view: DataView;
   private offset = 0;
-  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
 
   constructor(bytes: Uint8Array) {
     this.bytes = bytes;
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** Reads `bytes` from their start (a long-lived reader for many payloads). */
+  reset(bytes: Uint8Array): this {
+    this.bytes = bytes;
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.offset = 0;
+    return this;
   }
 
   get done(): boolean {
@@ -122,7 +132,7 @@ export class ByteReader {
   }
 
   string(): string {
-    return this.decoder.decode(this.bytesField());
+    return UTF8.decode(this.bytesField());
   }
 
   bytesField(): Uint8Array {

@@ -1,10 +1,12 @@
 import { rmSync, statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { DecodedCache } from './decoded-cache.js';
-import { readChunks, readSegmentIndex, type SegmentEntry, type SegmentIndex } from './segment-file.js';
+import { readSegmentIndex } from './segment-file.js';
+import type { SegmentIndex } from './segment-index.js';
+import { DamagedFile, readSealed, type FileToRead } from './sealed-read.js';
 import type { SeriesInfo } from './series-kind.js';
 import { SeriesTables } from './series-table.js';
-import { addPiece, type TierSeries } from './tier-piece.js';
+import type { TierSeries } from './tier-piece.js';
 
 interface SealedFile {
   startSec: number;
@@ -85,13 +87,22 @@ export class SealedFiles {
     toSec: number,
     result: Map<string, TierSeries>,
   ): void {
-    for (const file of this.overlapping(fromSec, toSec)) {
+    for (;;) {
+      const files: FileToRead[] = [];
+      for (const file of this.overlapping(fromSec, toSec)) {
+        try {
+          files.push({ path: file.path, index: this.indexOf(file.path) });
+        } catch (error) {
+          this.drop(file.path, error);
+        }
+      }
       try {
-        this.readFile(file, wants, result);
+        readSealed(files, wants, this.decoded, result);
+        return;
       } catch (error) {
-        this.files.splice(this.files.indexOf(file), 1);
-        this.forget(file.path);
-        this.skip(file.path, error);
+        // Read again without it: what the other files decoded is cached by now.
+        if (!(error instanceof DamagedFile)) throw error;
+        this.drop(error.path, error);
       }
     }
   }
@@ -110,35 +121,15 @@ export class SealedFiles {
       } catch {
         continue; // `read` logs and drops it
       }
-      for (const { series } of index.entries.values())
-        if (wantsMetric(series.metricIndex)) into.set(series.key, series);
+      index.series.forEach((series, position) => {
+        if (series !== undefined && index.readable(position) && wantsMetric(series.metricIndex))
+          into.set(series.key, series);
+      });
     }
   }
 
   private overlapping(fromSec: number, toSec: number): SealedFile[] {
     return this.files.filter((file) => file.startSec + this.windowSec > fromSec && file.startSec <= toSec);
-  }
-
-  private readFile(
-    file: SealedFile,
-    wants: (series: SeriesInfo) => boolean,
-    result: Map<string, TierSeries>,
-  ): void {
-    const index = this.indexOf(file.path);
-    const missing: SegmentEntry[] = [];
-    const cached = this.decoded.fileOf(file.path);
-    for (const entry of index.entries.values()) {
-      if (!wants(entry.series)) continue;
-      const values = cached?.get(entry.series.key);
-      if (values === undefined) missing.push(entry);
-      else addPiece(result, entry.series, file.startSec, index.stepSec, values);
-    }
-    if (missing.length === 0) return;
-    const decoded = readChunks(file.path, missing);
-    missing.forEach((entry, i) => {
-      this.decoded.add(file.path, entry.series.key, decoded[i]!);
-      addPiece(result, entry.series, file.startSec, index.stepSec, decoded[i]!);
-    });
   }
 
   private indexOf(path: string): SegmentIndex {
@@ -160,6 +151,14 @@ export class SealedFiles {
   private forget(path: string): void {
     this.indexCache.delete(path);
     this.decoded.dropFile(path);
+  }
+
+  /** Drops a damaged file from the tier (left on disk) with one log line. */
+  private drop(path: string, error: unknown): void {
+    const at = this.files.findIndex((file) => file.path === path);
+    if (at >= 0) this.files.splice(at, 1);
+    this.forget(path);
+    this.skip(path, error);
   }
 
   private skip(path: string, error: unknown): void {

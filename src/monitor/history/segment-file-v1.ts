@@ -4,6 +4,17 @@ import type { ByteReader } from './byte-buffer.js';
 import type { ColumnPrediction } from './column-codec.js';
 import { describeSeries, KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
 import type { DecodedValues } from './series-chunk.js';
+import {
+  COUNT,
+  FIELDS,
+  FIRST_STEP,
+  FLAG_READABLE,
+  FLAGS,
+  OFFSET,
+  STEPS_CRC,
+  STEPS_LENGTH,
+  VALUES_LENGTH,
+} from './segment-index.js';
 
 /**
  * Reading sealed windows of format 1 (written before the columnar layout of format 2, see
@@ -14,51 +25,51 @@ import type { DecodedValues } from './series-chunk.js';
  * prediction in zig-zag buckets of 0, 6, 10, 14, 20, 27, 34 or 53 bits behind a unary prefix, or
  * a raw float64 behind eight ones.
  */
-export interface SegmentEntryV1 {
-  format: 1;
-  series: SeriesInfo;
-  firstStep: number;
-  count: number;
-  bitLength: number;
-  /** Byte offset of the chunk in the file. */
-  offset: number;
-  length: number;
-  crc: number;
-}
-
-/** The series entries of a format-1 index, read after its version byte, step and window start. */
-export function decodeIndexV1(reader: ByteReader, dataStart: number): Map<string, SegmentEntryV1> {
+/** The series rows of a format-1 index (segment-index.ts), read after its version byte, step and window start. */
+export function decodeIndexV1(
+  reader: ByteReader,
+  dataStart: number,
+): { series: (SeriesInfo | undefined)[]; rows: Uint32Array } {
   const count = reader.varint();
-  const entries = new Map<string, SegmentEntryV1>();
-  for (let i = 0; i < count; i++) {
+  const series: (SeriesInfo | undefined)[] = [];
+  const rows = new Uint32Array(count * FIELDS);
+  for (let position = 0, row = 0; position < count; position++, row += FIELDS) {
     const name = reader.string();
     const labelCount = reader.varint();
     const labels: string[] = [];
     for (let l = 0; l < labelCount; l++) labels.push(reader.string());
-    const firstStep = reader.varint();
-    const points = reader.varint();
-    const bitLength = reader.varint();
-    const offset = dataStart + reader.varint();
-    const length = reader.varint();
-    const crc = reader.u32();
+    rows[row + FIRST_STEP] = reader.varint();
+    rows[row + COUNT] = reader.varint();
+    rows[row + VALUES_LENGTH] = reader.varint(); // bits of the chunk
+    rows[row + OFFSET] = dataStart + reader.varint();
+    rows[row + STEPS_LENGTH] = reader.varint(); // bytes of the chunk
+    rows[row + STEPS_CRC] = reader.u32();
     const metricIndex = METRIC_INDEX.get(name);
     // A metric no longer in the catalog is skipped; its chunk is never read.
-    if (metricIndex === undefined) continue;
-    const series = describeSeries(metricIndex, labels);
-    entries.set(series.key, { format: 1, series, firstStep, count: points, bitLength, offset, length, crc });
+    series.push(metricIndex === undefined ? undefined : describeSeries(metricIndex, labels));
+    rows[row + FLAGS] = metricIndex === undefined ? 0 : FLAG_READABLE;
   }
-  return entries;
+  return { series, rows };
 }
 
-/** The steps and first column of a format-1 chunk (`bytes`: exactly its stored bytes). */
-export function decodeChunkV1(entry: SegmentEntryV1, bytes: Uint8Array): DecodedValues {
-  const reader = new BitReader(bytes, entry.bitLength);
-  const states = KIND_COLUMNS[entry.series.kind].map((prediction) => new ColumnState(prediction));
-  const steps = new Int32Array(entry.count);
-  const values = new Float64Array(entry.count);
-  let step = entry.firstStep;
+/**
+ * The steps (window-relative) and first column of the format-1 chunk of `series`, which holds
+ * `count` points from `firstStep` in `bitLength` bits of `bytes` (exactly its stored bytes).
+ */
+export function decodeChunkV1(
+  series: SeriesInfo,
+  firstStep: number,
+  count: number,
+  bitLength: number,
+  bytes: Uint8Array,
+): DecodedValues {
+  const reader = new BitReader(bytes, bitLength);
+  const states = KIND_COLUMNS[series.kind].map((prediction) => new ColumnState(prediction));
+  const steps = new Int32Array(count);
+  const values = new Float64Array(count);
+  let step = firstStep;
   let gap = 1;
-  for (let i = 0; i < entry.count; i++) {
+  for (let i = 0; i < count; i++) {
     if (i > 0) {
       const change = readSignedBucket(reader);
       if (change === undefined) throw new RangeError('corrupt step gap');

@@ -1,10 +1,10 @@
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
-import type { ColumnPrediction } from './column-codec.js';
 import { checksum, FRAME_HEADER_BYTES, frameRecord, MAX_PAYLOAD_BYTES } from './record-frame.js';
-import { decodeSeriesValues, type DecodedValues, type SeriesChunkEncoder } from './series-chunk.js';
-import { decodeChunkV1, decodeIndexV1, type SegmentEntryV1 } from './segment-file-v1.js';
+import type { SeriesChunkEncoder } from './series-chunk.js';
+import { decodeIndexV1 } from './segment-file-v1.js';
+import { decodeIndexV2, SegmentIndex } from './segment-index.js';
 import type { SeriesInfo } from './series-kind.js';
 import { encodeSeriesTable, type SeriesTables } from './series-table.js';
 
@@ -23,31 +23,6 @@ const FORMAT_V1 = 1;
 export interface SealedChunk {
   series: SeriesInfo;
   chunk: SeriesChunkEncoder;
-}
-
-/** A series of a format-2 file: what a read needs to find, check and decode its API values. */
-export interface SegmentEntryV2 {
-  format: 2;
-  series: SeriesInfo;
-  firstStep: number;
-  count: number;
-  /** Prediction of the first column. */
-  prediction: ColumnPrediction;
-  /** Byte offset of the steps section in the file; its length is 0 for a dense series. */
-  offset: number;
-  stepsLength: number;
-  stepsCrc: number;
-  valuesLength: number;
-  valuesCrc: number;
-}
-
-export type SegmentEntry = SegmentEntryV1 | SegmentEntryV2;
-
-export interface SegmentIndex {
-  stepSec: number;
-  windowStartSec: number;
-  /** By series key. */
-  entries: Map<string, SegmentEntry>;
 }
 
 /** Writes a sealed window atomically (temporary file, fsync, rename); returns its size in bytes. */
@@ -93,6 +68,13 @@ export function writeSegment(
   return head.length + body.length;
 }
 
+/**
+ * The reader of every index, kept for the process: an object that lives for one read has a hidden
+ * class the engine may drop at a full GC when no such object is alive, and the optimised code of
+ * everything that used it is then thrown away (the next query ran unoptimised).
+ */
+const indexReader = new ByteReader(new Uint8Array(0));
+
 /** Reads and checks a sealed window's index; throws with the reason when the file is damaged. */
 export function readSegmentIndex(path: string, tables: SeriesTables): SegmentIndex {
   const fd = openSync(path, 'r');
@@ -103,123 +85,55 @@ export function readSegmentIndex(path: string, tables: SeriesTables): SegmentInd
     if (length > MAX_PAYLOAD_BYTES) throw new Error('index record too large');
     const payload = readExactly(fd, FRAME_HEADER_BYTES, length);
     if (checksum(payload) !== view.getUint32(4, true)) throw new Error('index checksum mismatch');
-    const reader = new ByteReader(payload);
+    const reader = indexReader.reset(payload);
     const version = reader.u8();
     const stepSec = reader.varint();
     const windowStartSec = reader.varint();
     const dataStart = 2 * FRAME_HEADER_BYTES + length;
-    if (version === FORMAT_VERSION)
-      return { stepSec, windowStartSec, entries: decodeIndex(reader, dataStart, tables) };
-    if (version === FORMAT_V1) return { stepSec, windowStartSec, entries: decodeIndexV1(reader, dataStart) };
+    if (version === FORMAT_VERSION) {
+      const { series, rows } = decodeIndexV2(reader, dataStart, tables);
+      return new SegmentIndex(2, stepSec, windowStartSec, series, rows);
+    }
+    if (version === FORMAT_V1) {
+      const { series, rows } = decodeIndexV1(reader, dataStart);
+      return new SegmentIndex(1, stepSec, windowStartSec, series, rows);
+    }
     throw new Error(`unknown format version ${version}`);
   } finally {
     closeSync(fd);
   }
 }
 
-function decodeIndex(reader: ByteReader, dataStart: number, tables: SeriesTables): Map<string, SegmentEntry> {
-  const entries = new Map<string, SegmentEntry>();
-  let offset = dataStart;
-  for (const series of tables.decode(reader.bytesField())) {
-    const firstStep = reader.varint();
-    const count = reader.varint();
-    const layout = reader.u8();
-    const stepsLength = reader.varint();
-    const stepsCrc = stepsLength > 0 ? reader.u32() : 0;
-    const entryOffset = offset;
-    offset += stepsLength;
-    let valuesLength = 0;
-    let valuesCrc = 0;
-    for (let c = 0; c < (layout & 0xf); c++) {
-      const length = reader.varint();
-      const crc = length > 0 ? reader.u32() : 0;
-      if (c === 0) {
-        valuesLength = length;
-        valuesCrc = crc;
-      }
-      offset += length;
-    }
-    // A metric no longer in the catalog is skipped; its sections are never read.
-    if (series === undefined || (layout & 0xf) === 0) continue;
-    entries.set(series.key, {
-      format: 2,
-      series,
-      firstStep,
-      count,
-      prediction: (layout & 0x10) !== 0 ? 'rate' : 'hold',
-      offset: entryOffset,
-      stepsLength,
-      stepsCrc,
-      valuesLength,
-      valuesCrc,
-    });
-  }
-  if (!reader.done) throw new RangeError('index: bytes after the last series');
-  return entries;
-}
-
-/** The bytes of `entry` a read needs: [from, to) in the file. */
-function spanOf(entry: SegmentEntry): { from: number; to: number } {
-  if (entry.format === 1) return { from: entry.offset, to: entry.offset + entry.length };
-  return { from: entry.offset, to: entry.offset + entry.stepsLength + entry.valuesLength };
-}
-
 /**
- * Reads and decodes the API values of `entries` from one file: one open and one read of the span
- * that holds them all (a file's series lie back to back, so a query of many series of a file is
- * one read instead of one per series), each section checked against its CRC.
+ * Bytes [from, from + length) of the file at `path`, in one read into a buffer shared by all
+ * reads (a query reads one span per file and is done with it before the next: no allocation per
+ * file). Valid until the next call.
  */
-export function readChunks(path: string, entries: readonly SegmentEntry[]): DecodedValues[] {
-  if (entries.length === 0) return [];
-  let first = Number.POSITIVE_INFINITY;
-  let end = 0;
-  for (const entry of entries) {
-    const { from, to } = spanOf(entry);
-    first = Math.min(first, from);
-    end = Math.max(end, to);
-  }
+export function readSpan(path: string, from: number, length: number): Uint8Array {
+  if (length > spanBuffer.length) spanBuffer = new Uint8Array(Math.max(length, 2 * spanBuffer.length));
   const fd = openSync(path, 'r');
-  let span: Uint8Array;
   try {
-    span = readExactly(fd, first, end - first);
+    return readInto(fd, spanBuffer, from, length);
   } finally {
     closeSync(fd);
   }
-  // One buffer for all values: a typed array of its own per series (an allocation outside the
-  // heap each) cost more than decoding a steady series.
-  let total = 0;
-  for (const entry of entries) total += entry.count;
-  const values = new Float64Array(total);
-  let into = 0;
-  return entries.map((entry) => {
-    const at = entry.offset - first;
-    const out = values.subarray(into, (into += entry.count));
-    if (entry.format === 1) {
-      const bytes = span.subarray(at, at + entry.length);
-      if (checksum(bytes) !== entry.crc) throw new Error(`chunk checksum mismatch at byte ${entry.offset}`);
-      return decodeChunkV1(entry, bytes);
-    }
-    const steps = span.subarray(at, at + entry.stepsLength);
-    const column = span.subarray(at + entry.stepsLength, at + entry.stepsLength + entry.valuesLength);
-    if (steps.length > 0 && checksum(steps) !== entry.stepsCrc)
-      throw new Error(`steps checksum mismatch at byte ${entry.offset}`);
-    if (checksum(column) !== entry.valuesCrc)
-      throw new Error(`values checksum mismatch at byte ${entry.offset + entry.stepsLength}`);
-    return decodeSeriesValues(steps, column, entry.prediction, entry.firstStep, out);
-  });
 }
 
+let spanBuffer = new Uint8Array(64 * 1024);
+
 function readExactly(fd: number, position: number, length: number): Uint8Array {
-  const bytes = new Uint8Array(length);
+  return readInto(fd, new Uint8Array(length), position, length);
+}
+
+function readInto(fd: number, bytes: Uint8Array, position: number, length: number): Uint8Array {
   let read = 0;
   while (read < length) {
     const n = readSync(fd, bytes, read, length - read, position + read);
     if (n === 0) throw new Error(`file ends at byte ${position + read}, expected ${position + length}`);
     read += n;
   }
-  return bytes;
+  return bytes.subarray(0, length);
 }
-
 function writeAll(fd: number, bytes: Uint8Array): void {
   let written = 0;
   while (written < bytes.length) written += writeSync(fd, bytes, written);

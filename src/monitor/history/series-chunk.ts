@@ -1,4 +1,5 @@
-import { ColumnEncoder, decodeColumn, type ColumnPrediction } from './column-codec.js';
+import { ColumnEncoder, type ColumnPrediction } from './column-codec.js';
+import { decodeColumn } from './column-decoder.js';
 
 /** The API values of one series in one window: window-relative steps and values, oldest first. */
 export interface DecodedValues {
@@ -71,7 +72,12 @@ export class SeriesChunkEncoder {
   }
 }
 
-/** Steps 0, 1, 2 …: a dense chunk's steps are a view of it (read only, shared). */
+/** Steps 0, 1, 2 … as a shared read-only view: a dense run's steps. */
+export function rampOf(count: number): Int32Array {
+  if (ramp.length < count) ramp = Int32Array.from({ length: Math.max(count, 2 * ramp.length) }, (_, i) => i);
+  return ramp.subarray(0, count);
+}
+
 let ramp = new Int32Array(0);
 
 /**
@@ -88,22 +94,37 @@ export function decodeSeriesValues(
 ): DecodedValues {
   const count = values.length;
   decodeColumn(valueBytes, prediction, values);
-  if (stepBytes.length === 0) {
-    if (ramp.length < firstStep + count) {
-      ramp = Int32Array.from({ length: Math.max(firstStep + count, 2 * ramp.length) }, (_, i) => i);
-    }
-    return { steps: ramp.subarray(firstStep, firstStep + count), values };
-  }
-  const decoded = new Float64Array(count);
-  decodeColumn(stepBytes, 'rate', decoded);
+  if (stepBytes.length === 0) return { steps: rampOf(firstStep + count).subarray(firstStep), values };
   const steps = new Int32Array(count);
+  decodeSteps(stepBytes, firstStep, steps, 0, count, 0);
+  return { steps, values };
+}
+
+/** Decoded steps columns are read through this scratch (decoding is synchronous). */
+let stepScratch = new Float64Array(1024);
+
+/**
+ * Decodes the `count` steps of a steps section (window-relative, from `firstStep`) into
+ * `out[from …]`, each plus `add`. Throws when they are not increasing from `firstStep` or do not
+ * fit (a corrupt chunk).
+ */
+export function decodeSteps(
+  stepBytes: Uint8Array,
+  firstStep: number,
+  out: Int32Array,
+  from: number,
+  count: number,
+  add: number,
+): void {
+  if (stepScratch.length < count) stepScratch = new Float64Array(Math.max(count, 2 * stepScratch.length));
+  const decoded = stepScratch;
+  decodeColumn(stepBytes, 'rate', decoded, 0, count);
   let previous = firstStep - 1;
   for (let i = 0; i < count; i++) {
     const step = decoded[i]!;
-    if (!(step > previous) || step > 0x7fffffff || (i === 0 && step !== firstStep))
+    if (!(step > previous) || step + add > 0x7fffffff || (i === 0 && step !== firstStep))
       throw new RangeError('corrupt chunk: steps out of order');
-    steps[i] = step;
+    out[from + i] = step + add;
     previous = step;
   }
-  return { steps, values };
 }

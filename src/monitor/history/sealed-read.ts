@@ -1,0 +1,292 @@
+import { decodeColumn } from './column-decoder.js';
+import type { DecodedCache, DecodedFile } from './decoded-cache.js';
+import { checksum } from './record-frame.js';
+import { assemblePieces, Segments, useCached } from './read-segments.js';
+import { decodeSteps } from './series-chunk.js';
+import { decodeChunkV1 } from './segment-file-v1.js';
+import { readSpan } from './segment-file.js';
+import {
+  COUNT,
+  FIELDS,
+  FIRST_STEP,
+  FLAG_RATE,
+  FLAG_READABLE,
+  FLAGS,
+  OFFSET,
+  STEPS_CRC,
+  STEPS_LENGTH,
+  VALUES_CRC,
+  VALUES_LENGTH,
+  type SegmentIndex,
+} from './segment-index.js';
+import type { SeriesInfo } from './series-kind.js';
+import type { TierSeries } from './tier-piece.js';
+
+/**
+ * Reading the series of a query from sealed files (docs/history.md, Reading).
+ *
+ * Everything is sized from the indexes before anything is decoded: each series gets one
+ * `Float64Array` for the points no cache holds, and each file's sections are decoded straight into
+ * it, back to back, so a year of a series comes back as one piece (a view of the cache's entries
+ * where they continue each other in one buffer). A file is read with one `read` of the span of
+ * the sections it needs, into a buffer shared by all reads; each section is checked against its
+ * CRC.
+ *
+ * The loops over the series of a file run once per file and series (a year of 100 hourly series
+ * is 3 700), so they touch typed arrays and arrays only: an object that lives for one query has
+ * a hidden class the engine may drop at the next full GC, and optimised code that relied on it
+ * is then thrown away, which made the first query after a GC run unoptimised.
+ */
+
+/** A sealed file to read, oldest first. */
+export interface FileToRead {
+  path: string;
+  index: SegmentIndex;
+}
+
+/** A file whose sections fail their checksum or do not decode; the read can go on without it. */
+export class DamagedFile extends Error {
+  readonly path: string;
+  constructor(path: string, cause: unknown) {
+    super((cause as Error).message);
+    this.path = path;
+  }
+}
+
+/**
+ * Reads the series `wants` accepts from `files` (oldest first) into `result`, using and filling
+ * `cache`. Throws `DamagedFile` for a file that fails; the caller drops it and reads again (what
+ * the other files decoded is cached by then).
+ */
+export function readSealed(
+  files: readonly FileToRead[],
+  wants: (series: SeriesInfo) => boolean,
+  cache: DecodedCache,
+  result: Map<string, TierSeries>,
+): void {
+  // The wanted positions of each series table (files of a tier mostly share one), as
+  // (position, series slot) pairs; slots number the query's series.
+  const slotOfKey = new Map<string, number>();
+  const slotSeries: SeriesInfo[] = [];
+  const pairsOfTable = new Map<readonly (SeriesInfo | undefined)[], Int32Array>();
+  const pairs: Int32Array[] = [];
+  const cached: (readonly DecodedFile[] | undefined)[] = [];
+  let segmentCapacity = 0;
+  for (const { index, path } of files) {
+    let tablePairs = pairsOfTable.get(index.series);
+    if (tablePairs === undefined) {
+      tablePairs = wantedPairs(index.series, wants, slotOfKey, slotSeries);
+      pairsOfTable.set(index.series, tablePairs);
+    }
+    pairs.push(tablePairs);
+    cached.push(cache.fileOf(path));
+    segmentCapacity += tablePairs.length / 2;
+  }
+  const slots = slotSeries.length;
+  // Points to decode per series (and of them with stored steps), then their buffers.
+  const missing = new Int32Array(slots);
+  const missingSteps = new Int32Array(slots);
+  for (let f = 0; f < files.length; f++) {
+    const index = files[f]!.index;
+    countMissing(index.rows, index.format, pairs[f]!, cached[f], missing, missingSteps);
+  }
+  const slotValues: Float64Array[] = [];
+  const slotSteps: (Int32Array | undefined)[] = [];
+  let allocated = 0;
+  for (let slot = 0; slot < slots; slot++) {
+    slotValues.push(new Float64Array(missing[slot]!));
+    slotSteps.push(missingSteps[slot]! > 0 ? new Int32Array(missingSteps[slot]!) : undefined);
+    allocated += 8 * missing[slot]! + 4 * missingSteps[slot]!;
+  }
+  const caching = allocated <= cache.limitBytes;
+  const fill = FILL.reset(slots);
+  const segments = SEGMENTS.reset(segmentCapacity);
+  for (let f = 0; f < files.length; f++) {
+    const { index, path } = files[f]!;
+    try {
+      useCached(index.stepSec, pairs[f]!, cached[f], segments);
+      const fromDecoded = segments.length;
+      const { rows, format, stepSec, windowStartSec } = index;
+      decodeFile(
+        path,
+        rows,
+        format,
+        stepSec,
+        windowStartSec,
+        pairs[f]!,
+        cached[f],
+        slotSeries,
+        slotValues,
+        slotSteps,
+        fill,
+        segments,
+      );
+      if (caching && segments.length > fromDecoded) cache.add(path, segments.toCache(fromDecoded));
+    } catch (error) {
+      throw new DamagedFile(path, error);
+    }
+  }
+  if (caching && allocated > 0) cache.trim(new Set(files.map((file) => file.path)));
+  const pieces = assemblePieces(segments, slots);
+  segments.reset(0);
+  for (let slot = 0; slot < slots; slot++) {
+    const series = slotSeries[slot]!;
+    if (pieces[slot]!.length > 0) result.set(series.key, { series, pieces: pieces[slot]! });
+  }
+}
+
+/** The positions of a series table that `wants` accepts, with the query's slot of each series. */
+function wantedPairs(
+  series: readonly (SeriesInfo | undefined)[],
+  wants: (series: SeriesInfo) => boolean,
+  slotOfKey: Map<string, number>,
+  slotSeries: SeriesInfo[],
+): Int32Array {
+  const pairs: number[] = [];
+  for (let position = 0; position < series.length; position++) {
+    const info = series[position];
+    if (info === undefined || !wants(info)) continue;
+    let slot = slotOfKey.get(info.key);
+    if (slot === undefined) {
+      slot = slotSeries.length;
+      slotOfKey.set(info.key, slot);
+      slotSeries.push(info);
+    }
+    pairs.push(position, slot);
+  }
+  return Int32Array.from(pairs);
+}
+
+function isCached(cached: readonly DecodedFile[] | undefined, position: number): boolean {
+  if (cached === undefined) return false;
+  for (let d = 0; d < cached.length; d++) if (cached[d]!.entryOf.has(position)) return true;
+  return false;
+}
+
+function countMissing(
+  rows: Uint32Array,
+  format: number,
+  pairs: Int32Array,
+  cached: readonly DecodedFile[] | undefined,
+  missing: Int32Array,
+  missingSteps: Int32Array,
+): void {
+  for (let p = 0; p < pairs.length; p += 2) {
+    const position = pairs[p]!;
+    const row = position * FIELDS;
+    if ((rows[row + FLAGS]! & FLAG_READABLE) === 0 || isCached(cached, position)) continue;
+    const count = rows[row + COUNT]!;
+    const slot = pairs[p + 1]!;
+    missing[slot] = missing[slot]! + count;
+    if (format === 1 || rows[row + STEPS_LENGTH]! > 0) missingSteps[slot] = missingSteps[slot]! + count;
+  }
+}
+
+/** How far each series' buffers are filled, and the base of its stored steps (by slot). */
+class Fill {
+  values = new Int32Array(0);
+  steps = new Int32Array(0);
+  baseStep = new Float64Array(0);
+
+  reset(slots: number): this {
+    if (this.values.length < slots) {
+      this.values = new Int32Array(2 * slots);
+      this.steps = new Int32Array(2 * slots);
+      this.baseStep = new Float64Array(2 * slots);
+    }
+    this.values.fill(0, 0, slots);
+    this.steps.fill(0, 0, slots);
+    this.baseStep.fill(-1, 0, slots);
+    return this;
+  }
+}
+
+/**
+ * The state of the query being read, kept for the process (reads are synchronous): no allocation
+ * per query, and hidden classes that outlive a full GC (see the top of this file).
+ */
+const FILL = new Fill();
+const SEGMENTS = new Segments();
+
+/** Decodes the wanted positions of a file that the cache does not hold into their series' buffers. */
+function decodeFile(
+  path: string,
+  rows: Uint32Array,
+  format: number,
+  stepSec: number,
+  windowStartSec: number,
+  pairs: Int32Array,
+  cached: readonly DecodedFile[] | undefined,
+  slotSeries: readonly SeriesInfo[],
+  slotValues: readonly Float64Array[],
+  slotSteps: readonly (Int32Array | undefined)[],
+  fill: Fill,
+  segments: Segments,
+): void {
+  // The span of the sections to decode: one read for all of them.
+  let first = Number.POSITIVE_INFINITY;
+  let end = 0;
+  for (let p = 0; p < pairs.length; p += 2) {
+    const row = pairs[p]! * FIELDS;
+    if ((rows[row + FLAGS]! & FLAG_READABLE) === 0 || rows[row + COUNT] === 0 || isCached(cached, pairs[p]!))
+      continue;
+    const length =
+      format === 1 ? rows[row + STEPS_LENGTH]! : rows[row + STEPS_LENGTH]! + rows[row + VALUES_LENGTH]!;
+    first = Math.min(first, rows[row + OFFSET]!);
+    end = Math.max(end, rows[row + OFFSET]! + length);
+  }
+  if (end === 0) return;
+  const span = readSpan(path, first, end - first);
+  const windowStep = windowStartSec / stepSec;
+  for (let p = 0; p < pairs.length; p += 2) {
+    const position = pairs[p]!;
+    const row = position * FIELDS;
+    const count = rows[row + COUNT]!;
+    if ((rows[row + FLAGS]! & FLAG_READABLE) === 0 || count === 0 || isCached(cached, position)) continue;
+    const slot = pairs[p + 1]!;
+    const values = slotValues[slot]!;
+    const valuesAt = fill.values[slot]!;
+    const firstStep = rows[row + FIRST_STEP]!;
+    const at = rows[row + OFFSET]! - first;
+    const stepsLength = rows[row + STEPS_LENGTH]!;
+    let stepsAt = 0;
+    if (format === 1 || stepsLength > 0) {
+      stepsAt = fill.steps[slot]!;
+      fill.steps[slot] = stepsAt + count;
+      if (fill.baseStep[slot]! < 0) fill.baseStep[slot] = windowStep;
+    }
+    const baseStep = fill.baseStep[slot]!;
+    if (format === 1) {
+      const chunk = span.subarray(at, at + stepsLength);
+      if (checksum(chunk) !== rows[row + STEPS_CRC])
+        throw new Error(`chunk checksum mismatch at byte ${at + first}`);
+      const decoded = decodeChunkV1(slotSeries[slot]!, firstStep, count, rows[row + VALUES_LENGTH]!, chunk);
+      values.set(decoded.values, valuesAt);
+      const steps = slotSteps[slot]!;
+      for (let i = 0; i < count; i++) steps[stepsAt + i] = decoded.steps[i]! + windowStep - baseStep;
+    } else {
+      const column = span.subarray(at + stepsLength, at + stepsLength + rows[row + VALUES_LENGTH]!);
+      if (checksum(column) !== rows[row + VALUES_CRC])
+        throw new Error(`values checksum mismatch at byte ${at + first + stepsLength}`);
+      if (stepsLength > 0) {
+        const stepBytes = span.subarray(at, at + stepsLength);
+        if (checksum(stepBytes) !== rows[row + STEPS_CRC])
+          throw new Error(`steps checksum mismatch at byte ${at + first}`);
+        decodeSteps(stepBytes, firstStep, slotSteps[slot]!, stepsAt, count, windowStep - baseStep);
+      }
+      decodeColumn(column, (rows[row + FLAGS]! & FLAG_RATE) !== 0 ? 'rate' : 'hold', values, valuesAt, count);
+    }
+    fill.values[slot] = valuesAt + count;
+    const s = segments.length++;
+    segments.slot[s] = slot;
+    segments.position[s] = position;
+    segments.values[s] = values;
+    segments.at[s] = valuesAt;
+    segments.count[s] = count;
+    segments.firstStep[s] = windowStep + firstStep;
+    segments.steps[s] = format === 1 || stepsLength > 0 ? slotSteps[slot] : undefined;
+    segments.stepsAt[s] = stepsAt;
+    segments.baseStep[s] = baseStep;
+    segments.stepSec[s] = stepSec;
+  }
+}

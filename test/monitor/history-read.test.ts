@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { pointsBetween } from '../../src/monitor/history/index.js';
+import { BitReader } from '../../src/monitor/history/bit-stream.js';
+import { ColumnEncoder, type ColumnPrediction } from '../../src/monitor/history/column-codec.js';
+import { decodeColumn } from '../../src/monitor/history/column-decoder.js';
+import { describeSeries, type SeriesInfo } from '../../src/monitor/history/series-kind.js';
+import { Tier } from '../../src/monitor/history/tier.js';
+import { METRIC_INDEX } from '../../src/monitor/store/store.js';
+
+/**
+ * The fast read path of sealed windows (src/monitor/history/column-decoder.ts, sealed-read.ts)
+ * against straightforward versions on random data: the column decoder against a bit-by-bit
+ * decoder written from the format's description (docs/history.md, File formats), and whole tiers
+ * of a thousand series with gaps, NaN and series that come and go, read cold, warm and partly
+ * cached, against the points that were appended.
+ */
+
+/** A deterministic pseudo-random source (failures must be reproducible). */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const SPECIAL = [Number.NaN, Infinity, -Infinity, -0, 0, 1e300, 2 ** 60, 2 ** 53, -(2 ** 53), 0.001, 7.5];
+
+/** A value the codec keeps exactly: integers, 3 decimals, specials, noise of every size. */
+function randomValue(next: () => number, level: number): number {
+  const kind = next();
+  if (kind < 0.04) return SPECIAL[Math.floor(next() * SPECIAL.length)]!;
+  const noise = 2 ** Math.floor(next() * 34);
+  if (kind < 0.5) return level + Math.round((next() - 0.5) * noise);
+  return Math.round((level + (next() - 0.5) * noise) * 1000) / 1000;
+}
+
+/** Columns as a chart sees them: runs of flat, steady, noisy and special values. */
+function randomColumn(next: () => number, length: number): number[] {
+  const values: number[] = [];
+  let level = Math.round((next() - 0.5) * 1e6);
+  const rate = Math.round(next() * 1e4);
+  while (values.length < length) {
+    const kind = Math.floor(next() * 4);
+    const run = 1 + Math.floor(next() * 60);
+    for (let i = 0; i < run && values.length < length; i++) {
+      if (kind === 0) values.push(level);
+      else if (kind === 1) values.push((level += rate));
+      else values.push(randomValue(next, level));
+    }
+  }
+  return values;
+}
+
+/**
+ * The column format decoded bit by bit, as docs/history.md describes it: a scale bit, then per
+ * value `hi` one bits and a zero and `k` low bits (`hi ≤ 2`), or `111`, a 6-bit width and `z` (63:
+ * a raw float64); `z` zig-zag maps the residual against "same as before" (hold) or "same increase
+ * as before" (rate); `k` is the smallest with 2^k ≥ the weighted mean of the recent `z`.
+ */
+function referenceDecode(stored: Uint8Array, prediction: ColumnPrediction, count: number): number[] {
+  // Past the stored bytes every bit is zero (trailing zero bytes are not stored): up to 64 bits a value.
+  const bytes = new Uint8Array(stored.length + 8 * count + 16);
+  bytes.set(stored);
+  const bits = new BitReader(bytes);
+  const readWide = (width: number): number =>
+    width > 32 ? bits.read(width - 32) * 2 ** 32 + bits.read(32) : bits.read(width);
+  let scale = bits.read(1) === 1 ? 1000 : 1;
+  let previous = Number.NaN;
+  let delta = 0;
+  let sum = 0;
+  const out: number[] = [];
+  const advance = (q: number): void => {
+    delta = Number.isNaN(q) || Number.isNaN(previous) ? 0 : q - previous;
+    previous = q;
+  };
+  const scaled = (value: number): number => {
+    if (Object.is(value, -0)) return Number.NaN;
+    const q = Math.round(value * scale);
+    return Number.isSafeInteger(q) && (scale !== 1 || q === value) ? q : Number.NaN;
+  };
+  for (let i = 0; i < count; i++) {
+    let hi = 0;
+    while (hi < 3 && bits.read(1) === 1) hi++;
+    let z: number;
+    if (hi < 3) {
+      let k = 0;
+      while (2 ** (k + 4) < sum) k++;
+      z = hi * 2 ** k + readWide(k);
+    } else {
+      const width = bits.read(6);
+      if (width === 63) {
+        const view = new DataView(new ArrayBuffer(8));
+        view.setUint32(0, bits.read(32));
+        view.setUint32(4, bits.read(32));
+        const value = view.getFloat64(0);
+        out.push(value);
+        if (i > 0 && scale === 1 && Number.isFinite(value) && !Number.isInteger(value)) {
+          scale = 1000;
+          advance(Number.NaN);
+        } else advance(scaled(value));
+        continue;
+      }
+      z = readWide(width);
+    }
+    const residual = z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+    if (i === 0) {
+      out.push(residual / scale);
+      advance(residual);
+      continue;
+    }
+    sum = sum - Math.floor(sum / 16) + Math.min(z, 2 ** 26);
+    const q = (prediction === 'rate' ? previous + delta : previous) + residual;
+    out.push(q / scale);
+    advance(q);
+  }
+  return out;
+}
+
+function info(process: string, value: string): SeriesInfo {
+  return describeSeries(METRIC_INDEX.get('restream_process')!, [process, 'running', 'start', value]);
+}
+
+const T0 = Date.UTC(2026, 0, 5) / 1000;
+const OPTIONS = { name: 'minute', stepSec: 60, windowSec: 3600, retentionSec: 30 * 86_400 };
+
+function openTier(dir: string): Tier {
+  const tier = new Tier(dir, OPTIONS, pino({ level: 'silent' }));
+  tier.load();
+  return tier;
+}
+
+type Expected = Map<string, { times: number[]; values: number[] }>;
+
+/** What `tier.read` answers for the series `keys` in [fromSec, toSec], against the appended points. */
+function assertReads(
+  tier: Tier,
+  expected: Expected,
+  keys: ReadonlySet<string>,
+  fromSec: number,
+  toSec: number,
+): void {
+  const read = tier.read((series) => keys.has(series.key), fromSec, toSec);
+  let compared = 0;
+  for (const key of keys) {
+    const want = expected.get(key);
+    const times: number[] = [];
+    const values: number[] = [];
+    want?.times.forEach((time, i) => {
+      if (time < fromSec || time > toSec) return;
+      times.push(time);
+      values.push(want.values[i]!);
+    });
+    const got = read.get(key);
+    const points =
+      got === undefined ? { timesSec: [], values: [] } : pointsBetween(got.pieces, fromSec, toSec);
+    assert.deepEqual(points.timesSec, times, key);
+    assert.deepEqual(points.values, values, key);
+    compared += times.length;
+  }
+  assert.ok(compared > 0, 'the query found points');
+}
+
+describe('history read path against straightforward decoding', () => {
+  it('decodes thousands of random columns like a bit-by-bit decoder, into shared buffers at offsets', () => {
+    const next = random(3);
+    const columns: { values: number[]; prediction: ColumnPrediction; bytes: Uint8Array }[] = [];
+    let total = 0;
+    for (let c = 0; c < 3000; c++) {
+      const values = randomColumn(next, 1 + Math.floor(next() * 300));
+      const prediction: ColumnPrediction = next() < 0.5 ? 'hold' : 'rate';
+      const encoder = new ColumnEncoder(prediction);
+      for (const value of values) encoder.append(value);
+      columns.push({ values, prediction, bytes: encoder.finish() });
+      total += values.length;
+    }
+    const out = new Float64Array(total);
+    let at = 0;
+    for (const { values, prediction, bytes } of columns) {
+      decodeColumn(bytes, prediction, out, at, values.length);
+      const reference = referenceDecode(bytes, prediction, values.length);
+      for (let i = 0; i < values.length; i++) {
+        assert.ok(Object.is(reference[i], values[i]), `reference #${i}: ${reference[i]} ≠ ${values[i]}`);
+        assert.ok(Object.is(out[at + i], reference[i]), `fast #${i}: ${out[at + i]} ≠ ${reference[i]}`);
+      }
+      at += values.length;
+    }
+  });
+
+  it('reads a thousand series with gaps, NaN and comings and goings: cold, warm and partly cached', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'history-read-'));
+    try {
+      const next = random(5);
+      const names = ['fps', 'frame', 'cpu', 'size', 'q', 'memory', 'uptime'];
+      const pool = Array.from({ length: 1000 }, (_, i) => info(`p${Math.floor(i / 7)}`, names[i % 7]!));
+      const expected: Expected = new Map();
+      const live = pool.map(() => next() < 0.8);
+      const dense = pool.map((_, i) => i % 5 === 0);
+      const levels = pool.map(() => Math.round(next() * 1e6));
+      let tier = openTier(dir);
+      const steps = 9 * 60 + 25;
+      for (let k = 0; k < steps; k++) {
+        const step = T0 + k * 60;
+        const points = [];
+        for (let i = 0; i < pool.length; i++) {
+          if (!dense[i] && next() < 0.01) live[i] = !live[i];
+          if (!dense[i] && (!live[i] || next() < 0.05)) continue;
+          const series = pool[i]!;
+          const value =
+            series.kind === 'counter'
+              ? (levels[i]! += Math.round(next() * 5000))
+              : randomValue(next, levels[i]!);
+          points.push({ series, values: series.kind === 'counter' ? [value] : [value, value] });
+          const seen = expected.get(series.key) ?? { times: [], values: [] };
+          seen.times.push(step);
+          seen.values.push(value);
+          expected.set(series.key, seen);
+        }
+        tier.appendStep(step, points);
+      }
+      tier.close();
+      assert.ok(readdirSync(join(dir, 'minute')).filter((name) => name.endsWith('.seg')).length >= 8);
+      const end = T0 + steps * 60;
+      const all = new Set(pool.map((series) => series.key));
+
+      // Cold: a fresh tier, nothing cached; a series with a point every step is one piece.
+      tier = openTier(dir);
+      assertReads(tier, expected, all, T0, end);
+      const steady = tier.read((series) => series.key === pool[0]!.key, T0, end).get(pool[0]!.key)!;
+      assert.equal(steady.pieces.length, 2, 'the sealed windows as one piece, then the open window');
+      // Warm: everything cached.
+      assertReads(tier, expected, all, T0, end);
+      tier.close();
+
+      // Partly cached: a subset over part of the range, then an overlapping subset over another.
+      tier = openTier(dir);
+      const some = new Set([...all].filter(() => next() < 0.3));
+      const others = new Set([...all].filter(() => next() < 0.3));
+      assertReads(tier, expected, some, T0 + 3 * 3600 + 600, T0 + 6 * 3600 - 60);
+      assertReads(tier, expected, others, T0 + 1800, T0 + 8 * 3600 + 1200);
+      assertReads(tier, expected, all, T0, end);
+      assertReads(tier, expected, some, T0, end);
+      tier.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
