@@ -1,8 +1,16 @@
 /**
- * Bundles the server (src/main.ts and everything it imports, packages included) into dist/ with
- * esbuild. Run by `npm run build`. Why a bundle and not tsc's file-for-file output: Node resolving,
- * reading and compiling some 500 modules one by one was most of the start-up time (issue 11;
- * docs/performance.md "Start-up"). Type checking stays `npm run typecheck` (part of `npm test`).
+ * Bundles the server into dist/ with esbuild, and primes V8's code cache for it. Run by `npm run
+ * build` (and so by `npm ci`, through `prepare`). Why a bundle and not tsc's file-for-file output:
+ * Node resolving, reading and compiling some 500 modules one by one was most of the start-up time
+ * (issue 11; docs/performance.md "Start-up"). Type checking stays `npm run typecheck`.
+ *
+ * Two files come out:
+ * - `dist/server.cjs`: src/start.ts and everything it imports, packages included, as one CommonJS
+ *   file. CommonJS because the entry compiles it with node:vm and a code cache (src/boot/), which
+ *   Node 20 offers for scripts but not for ES modules. The modules the server needs only once the
+ *   config is valid (the app, fastify, the routes) are imported dynamically in src/start.ts: esbuild
+ *   keeps them uninitialised until then, so an invalid config runs none of them.
+ * - `dist/main.js`: the entry (src/boot/main.ts), which compiles the bundle with a code cache.
  *
  * What a bundle would otherwise change, and how it is kept as it was:
  * - A module's own location (`import.meta.url` in ESM, `__dirname`/`__filename` in CommonJS
@@ -10,34 +18,32 @@
  *   source file instead, expressed relative to the bundle at run time, so paths such as
  *   `../../package.json`, the SRT addon or Swagger UI's static files resolve as before (and the
  *   checkout can still be moved as a whole).
- * - CommonJS packages call `require` for Node's built-ins: each output file gets a `require` made
- *   with `createRequire` (the SRT addon is loaded through one too, with a computed path).
- * - The entry imports the server's modules only after the config is valid (src/main.ts): with
- *   code splitting they are a chunk of their own, so an invalid config loads none of them.
+ * - The packages' `require` of Node's built-ins (and of the SRT addon, by a computed path) is the
+ *   entry's `createRequire` for the bundle's path.
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { SERVER_BUNDLE } from '../src/boot/code-cache.js';
+import { primeCodeCache } from './prime-code-cache.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const DEFAULT_SERVER_OUT = fileURLToPath(new URL('../dist/', import.meta.url));
 
-/** Set up by the banner: a path relative to the output file that runs, as a URL / a file path. */
+/** Set up by the banner: a path relative to the bundle, as a URL / a file path. */
 const LOCATE_URL = '__streamcoreLocateUrl';
 const LOCATE_PATH = '__streamcoreLocatePath';
 
+// `__dirname` here is the entry's wrapper argument: the folder of the bundle.
 const BANNER = [
-  `import { createRequire as __streamcoreCreateRequire } from 'node:module';`,
-  `import { fileURLToPath as __streamcoreFileURLToPath } from 'node:url';`,
-  `const require = __streamcoreCreateRequire(import.meta.url);`,
-  `const ${LOCATE_URL} = (path) => new URL(path, import.meta.url).href;`,
-  `const ${LOCATE_PATH} = (path) => __streamcoreFileURLToPath(new URL(path, import.meta.url));`,
+  `const ${LOCATE_PATH} = (path) => require('node:path').resolve(__dirname, path);`,
+  `const ${LOCATE_URL} = (path) => require('node:url').pathToFileURL(${LOCATE_PATH}(path)).href;`,
 ].join('\n');
 
 export async function buildServer(outDir: string = DEFAULT_SERVER_OUT): Promise<void> {
-  // Chunk names carry a content hash: stale ones from an earlier build (and tsc's folders from
-  // before the bundle) must not pile up. dist/web/ is the dashboard's (scripts/build-dashboard.ts).
+  // Earlier builds' files (chunks of the former ES-module bundle, code caches of an older bundle)
+  // must not pile up. dist/web/ is the dashboard's (scripts/build-dashboard.ts).
   const previous = await readdir(outDir).catch(() => []);
   await Promise.all(
     previous
@@ -46,16 +52,25 @@ export async function buildServer(outDir: string = DEFAULT_SERVER_OUT): Promise<
   );
   await build({
     absWorkingDir: ROOT,
-    entryPoints: ['src/main.ts'],
-    outdir: outDir,
+    entryPoints: ['src/start.ts'],
+    outfile: join(outDir, SERVER_BUNDLE),
     bundle: true,
-    splitting: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
     target: 'node20',
     sourcemap: true,
     banner: { js: BANNER },
     plugins: [ownLocation(outDir)],
+    logLevel: 'warning',
+  });
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ['src/boot/main.ts'],
+    outfile: join(outDir, 'main.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
     logLevel: 'warning',
   });
 }
@@ -99,5 +114,7 @@ function isCommonJs(path: string, text: string): boolean {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await buildServer(process.argv[2]);
+  const outDir = process.argv[2] ?? DEFAULT_SERVER_OUT;
+  await buildServer(outDir);
+  await primeCodeCache(join(outDir, 'main.js'));
 }

@@ -1,0 +1,102 @@
+// Only the config loader is imported up front: an invalid config is reported and the process exits
+// before the server's modules (fastify, the routes, their schemas) are loaded at all (issue 11).
+import type { StartHooks } from './boot/start-hooks.js';
+import { ConfigError, loadConfig } from './config/index.js';
+
+/** How many recent log lines `GET /api/v3/log` can show (the reference's `log.max_lines` default). */
+const LOG_BUFFER_LINES = 1000;
+
+/**
+ * Starts the server; a failure to start is printed on stderr and exits with code 1. Run by
+ * src/main.ts (tsx, tests) and by the built entry (dist/main.js, through its code cache).
+ */
+export function runServer(hooks: StartHooks = {}): void {
+  main(hooks).catch((error: unknown) => {
+    process.stderr.write(
+      `streamcore failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}
+
+/** Loads config, builds the app, listens, and handles signals. Nothing else (STYLE §3). */
+async function main(hooks: StartHooks): Promise<void> {
+  let loaded;
+  try {
+    loaded = await loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      for (const problem of error.problems) process.stderr.write(`config: ${problem}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const [{ buildApp }, { createServerLogger, LogBuffer }] = await Promise.all([
+    import('./app.js'),
+    import('./log/index.js'),
+  ]);
+  const logBuffer = new LogBuffer(LOG_BUFFER_LINES);
+  const logger = createServerLogger(process.env.CORE_LOG_LEVEL ?? 'info', logBuffer);
+
+  // A fault outside a request (a timer, a child's stream) is logged; it must not take down the
+  // server and every encoder with it (SPEC §1.1, README "Failure handling").
+  process.on('uncaughtException', (error) => logger.error({ err: error }, 'uncaught exception'));
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+
+  if (loaded.firstStartLogin !== undefined) printFirstStartLogin(loaded.firstStartLogin, loaded.file);
+
+  const app = await buildApp(loaded.config, {
+    logger,
+    logBuffer,
+    configFile: loaded.file,
+    configSource: {
+      file: loaded.file,
+      fileJson: loaded.fileJson,
+      overrides: loaded.overrides,
+      env: process.env,
+      cwd: process.cwd(),
+    },
+  });
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  // After the handlers: a supervisor that signals as soon as it reads this line gets a clean stop.
+  const baseUrl = await app.listen();
+  logger.info(
+    { url: baseUrl, config: loaded.file, id: loaded.config.id, name: loaded.config.name },
+    'streamcore listening',
+  );
+  hooks.listening?.(logger);
+}
+
+/**
+ * Printed once, on the start that generated the credentials, on stderr as plain text (not in the
+ * JSON log, which is often shipped elsewhere). The password stays in the 0600 config file.
+ */
+function printFirstStartLogin(login: { username: string; password: string }, file: string): void {
+  process.stderr.write(
+    [
+      '',
+      'streamcore: first start, API authentication is on.',
+      `  username: ${login.username}`,
+      `  password: ${login.password}`,
+      `This password is shown only now; it is stored in ${file} (api.auth.password, mode 0600).`,
+      '',
+      '',
+    ].join('\n'),
+  );
+}
