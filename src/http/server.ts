@@ -8,6 +8,7 @@ import { CorsPolicy, registerCors } from './cors.js';
 import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
+import { registerSwaggerUi } from './swagger-ui.js';
 import { lazySchemaCompilers } from './lazy-schema-compilers.js';
 import { ServerLogController } from './log-controller.js';
 import { connectionLimitsOf, createNodeServer } from './node-server.js';
@@ -17,6 +18,7 @@ import {
   registerDocumentRoutes,
   ROUTE_DOCS,
   SHARED_SCHEMAS,
+  SWAGGER_UI_PREFIX,
   type ApiDescription,
 } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';
@@ -100,6 +102,7 @@ export async function createHttpServer(
   await server.register(compress, { global: true, threshold: GZIP_THRESHOLD_BYTES, encodings: ['gzip'] });
 
   registerDocumentRoutes(server);
+  registerSwaggerUi(server, SWAGGER_UI_PREFIX);
   // Never compressed (4 bytes, under the threshold): without @fastify/compress on it, the liveness
   // answer does not load Node's fetch implementation, which that plugin's `instanceof Response`
   // check does on its first answer (~0.1-0.3 s of CPU at start, issue 11). The first API answer

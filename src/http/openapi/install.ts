@@ -1,5 +1,4 @@
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
 import { ErrorEnvelope, type RouteDoc } from './routes/route-doc.js';
@@ -20,7 +19,7 @@ export interface ApiDescription {
 
 /**
  * Describes every route from `docs` as it is registered, and serves the OpenAPI 3.1 document built
- * from those descriptions (by @fastify/swagger) and Swagger UI. Call before any route is added.
+ * from those descriptions (by @fastify/swagger). Call before any route is added.
  *
  * The table's schemas describe; they do not change what their routes do: those routes keep their
  * own request checks (with the contract's error details), so their request schemas are not
@@ -117,7 +116,6 @@ export async function installApiDescription(
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
-  await server.register(swaggerUi, { routePrefix: SWAGGER_UI_PREFIX, staticCSP: true });
   return { undocumented, described, sharedSchemas: shared };
 }
 
@@ -137,7 +135,7 @@ export function routeKey(route: Pick<RouteOptions, 'method' | 'url'>): string | 
   return methods.length === 0 ? undefined : `${methods.join(',')} ${route.url}`;
 }
 
-/** Swagger UI's page and static files (registered by @fastify/swagger-ui, not API routes). */
+/** Swagger UI's page and static files (src/http/swagger-ui.ts, not API routes). */
 export function isSwaggerUiFile(url: string): boolean {
   return url === SWAGGER_UI_PREFIX || url.startsWith(`${SWAGGER_UI_PREFIX}/`);
 }
