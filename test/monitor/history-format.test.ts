@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { pointsBetween } from '../../src/monitor/history/index.js';
 import { ColumnEncoder, type ColumnPrediction } from '../../src/monitor/history/column-codec.js';
-import { decodeColumn } from '../../src/monitor/history/column-decoder.js';
+import { decodeColumn } from '../../src/monitor/history/column-codec.js';
 import { SeriesChunkEncoder } from '../../src/monitor/history/series-chunk.js';
 import { describeSeries, type SeriesInfo } from '../../src/monitor/history/series-kind.js';
 import { Tier } from '../../src/monitor/history/tier.js';
@@ -16,7 +16,8 @@ import { METRIC_INDEX } from '../../src/monitor/store/store.js';
  * The columnar segment format (docs/history.md, File formats): the column codec on random values
  * of every kind that can reach it, the series chunks with and without gaps, whole tiers with
  * series that come and go written, sealed and read back from disk, damaged files, and a sealed
- * window written by the format-1 writer (test/fixtures/history/v1-minute).
+ * window written by the format-1 writer (test/fixtures/history/v1-minute) and one by the format-2
+ * writer (v2-minute: the same points).
  */
 
 /** A deterministic pseudo-random source (failures must be reproducible). */
@@ -280,6 +281,53 @@ describe('history segment format 2 (columnar)', () => {
         steps.map((i) => 25 - (i % 4) / 8),
       );
       // A new window next to it is written in format 2; both answer.
+      tier.appendStep(w0 + 6 * 3600, [{ series: info('p1', 'fps'), values: [24, 25] }]);
+      tier.seal();
+      const both = tier.read((s) => s.key === info('p1', 'fps').key, 0, w0 + 86_400);
+      assert.equal(pointsBetween(both.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400).values.at(-1), 24);
+      tier.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('loads a sealed window written in format 2 and answers from it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
+    try {
+      cpSync(join(import.meta.dirname, '..', 'fixtures', 'history', 'v2-minute'), join(dir, 'minute'), {
+        recursive: true,
+      });
+      const { logger, lines } = recordingLogger();
+      const tier = silentTier(dir, logger);
+      tier.load();
+      const w0 = Date.UTC(2026, 0, 5) / 1000;
+      const read = tier.read(() => true, 0, w0 + 86_400);
+      assert.equal(lines.length, 0);
+      const cpu = pointsBetween(read.get('cpu_idle')!.pieces, 0, w0 + 86_400);
+      assert.deepEqual(
+        cpu.timesSec,
+        Array.from({ length: 360 }, (_, i) => w0 + i * 60),
+      );
+      assert.deepEqual(
+        cpu.values,
+        Array.from({ length: 360 }, (_, i) => Math.round(i * 125 + (i % 7)) / 1000),
+      );
+      const rx = pointsBetween(read.get('net_rx|4:eth0')!.pieces, 0, w0 + 86_400);
+      assert.deepEqual(
+        rx.values,
+        Array.from({ length: 360 }, (_, i) => 1000 * i * i),
+      );
+      const fps = pointsBetween(read.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400);
+      const steps = Array.from({ length: 100 }, (_, i) => i + 100).filter((i) => i % 3 !== 0);
+      assert.deepEqual(
+        fps.timesSec,
+        steps.map((i) => w0 + i * 60),
+      );
+      assert.deepEqual(
+        fps.values,
+        steps.map((i) => 25 - (i % 4) / 8),
+      );
+      // A new window next to it is written in format 3; both answer.
       tier.appendStep(w0 + 6 * 3600, [{ series: info('p1', 'fps'), values: [24, 25] }]);
       tier.seal();
       const both = tier.read((s) => s.key === info('p1', 'fps').key, 0, w0 + 86_400);

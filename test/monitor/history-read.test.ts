@@ -6,14 +6,15 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { pointsBetween } from '../../src/monitor/history/index.js';
 import { BitReader } from '../../src/monitor/history/bit-stream.js';
+import { decodeBlockColumn, encodeBlockColumn } from '../../src/monitor/history/block-column.js';
 import { ColumnEncoder, type ColumnPrediction } from '../../src/monitor/history/column-codec.js';
-import { decodeColumn } from '../../src/monitor/history/column-decoder.js';
+import { decodeColumn } from '../../src/monitor/history/column-codec.js';
 import { describeSeries, type SeriesInfo } from '../../src/monitor/history/series-kind.js';
 import { Tier } from '../../src/monitor/history/tier.js';
 import { METRIC_INDEX } from '../../src/monitor/store/store.js';
 
 /**
- * The fast read path of sealed windows (src/monitor/history/column-decoder.ts, sealed-read.ts)
+ * The fast read path of sealed windows (the column decoders, sealed-read.ts)
  * against straightforward versions on random data: the column decoder against a bit-by-bit
  * decoder written from the format's description (docs/history.md, File formats), and whole tiers
  * of a thousand series with gaps, NaN and series that come and go, read cold, warm and partly
@@ -122,6 +123,64 @@ function referenceDecode(stored: Uint8Array, prediction: ColumnPrediction, count
   return out;
 }
 
+/**
+ * The block column (format 3's first column) decoded plainly, as docs/history.md describes it: a
+ * scale byte, the exceptions (index deltas and raw float64s), the first value as a zig-zag varint,
+ * then blocks of 32 residuals: a width byte and the residuals in that many bits each, padded to a
+ * byte; residuals past the stored bytes are 0. At an exception the value is the raw one, and what
+ * follows goes on from its scaled value, or from the prediction when it has none.
+ */
+function referenceBlockDecode(stored: Uint8Array, prediction: ColumnPrediction, count: number): number[] {
+  const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength);
+  let pos = 0;
+  const varint = (): number => {
+    let value = 0;
+    for (let factor = 1; ; factor *= 128) {
+      const byte = stored[pos++]!;
+      value += (byte & 0x7f) * factor;
+      if (byte < 0x80) return value;
+    }
+  };
+  const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+  const scale = stored[pos++] === 1 ? 1000 : 1;
+  const exceptions = new Map<number, number>();
+  let index = 0;
+  for (let e = varint(); e > 0; e--) {
+    index += varint();
+    exceptions.set(index, view.getFloat64(pos, true));
+    pos += 8;
+  }
+  const z = [varint()];
+  while (z.length < count && pos < stored.length) {
+    const width = stored[pos++]!;
+    const n = Math.min(32, count - z.length);
+    const bits = new BitReader(stored.subarray(pos, pos + Math.ceil((n * width) / 8)));
+    for (let j = 0; j < n; j++)
+      z.push(width > 32 ? bits.read(width - 32) * 2 ** 32 + bits.read(32) : bits.read(width));
+    pos += Math.ceil((n * width) / 8);
+  }
+  const scaled = (value: number): number => {
+    if (Object.is(value, -0)) return Number.NaN;
+    const q = Math.round(value * scale);
+    return Number.isSafeInteger(q) && q / scale === value ? q : Number.NaN;
+  };
+  const out: number[] = [];
+  let previous = 0;
+  let delta = 0;
+  for (let i = 0; i < count; i++) {
+    const predicted = i === 0 ? 0 : prediction === 'rate' ? previous + delta : previous;
+    let q = predicted + unzigzag(z[i] ?? 0);
+    const raw = exceptions.get(i);
+    if (raw !== undefined) {
+      if (!Number.isNaN(scaled(raw))) q = scaled(raw);
+      out.push(raw);
+    } else out.push(q / scale);
+    if (i > 0) delta = q - previous;
+    previous = q;
+  }
+  return out;
+}
+
 function info(process: string, value: string): SeriesInfo {
   return describeSeries(METRIC_INDEX.get('restream_process')!, [process, 'running', 'start', value]);
 }
@@ -184,6 +243,31 @@ describe('history read path against straightforward decoding', () => {
     for (const { values, prediction, bytes } of columns) {
       decodeColumn(bytes, prediction, out, at, values.length);
       const reference = referenceDecode(bytes, prediction, values.length);
+      for (let i = 0; i < values.length; i++) {
+        assert.ok(Object.is(reference[i], values[i]), `reference #${i}: ${reference[i]} ≠ ${values[i]}`);
+        assert.ok(Object.is(out[at + i], reference[i]), `fast #${i}: ${out[at + i]} ≠ ${reference[i]}`);
+      }
+      at += values.length;
+    }
+  });
+
+  it('encodes and decodes thousands of random block columns like a plain decoder, into shared buffers at offsets', () => {
+    const next = random(4);
+    const columns: { values: number[]; prediction: ColumnPrediction; bytes: Uint8Array }[] = [];
+    let total = 0;
+    for (let c = 0; c < 3000; c++) {
+      const values = randomColumn(next, 1 + Math.floor(next() * 400));
+      // Jumps past 2^52 and back: residuals that are not safe integers.
+      if (c % 50 === 0) values.splice(Math.floor(next() * values.length), 0, 2 ** 53 - 1, -(2 ** 53) + 1, 5);
+      const prediction: ColumnPrediction = next() < 0.5 ? 'hold' : 'rate';
+      columns.push({ values, prediction, bytes: encodeBlockColumn(values, prediction) });
+      total += values.length;
+    }
+    const out = new Float64Array(total);
+    let at = 0;
+    for (const { values, prediction, bytes } of columns) {
+      decodeBlockColumn(bytes, prediction, out, at, values.length);
+      const reference = referenceBlockDecode(bytes, prediction, values.length);
       for (let i = 0; i < values.length; i++) {
         assert.ok(Object.is(reference[i], values[i]), `reference #${i}: ${reference[i]} ≠ ${values[i]}`);
         assert.ok(Object.is(out[at + i], reference[i]), `fast #${i}: ${out[at + i]} ≠ ${reference[i]}`);

@@ -1,4 +1,5 @@
-import { decodeColumn } from './column-decoder.js';
+import { decodeBlockColumn } from './block-column.js';
+import { decodeColumn } from './column-codec.js';
 import type { DecodedCache, DecodedFile } from './decoded-cache.js';
 import { checksum } from './record-frame.js';
 import { assemblePieces, Segments, useCached } from './read-segments.js';
@@ -274,7 +275,9 @@ function decodeFile(
           throw new Error(`steps checksum mismatch at byte ${at + first}`);
         decodeSteps(stepBytes, firstStep, slotSteps[slot]!, stepsAt, count, windowStep - baseStep);
       }
-      decodeColumn(column, (rows[row + FLAGS]! & FLAG_RATE) !== 0 ? 'rate' : 'hold', values, valuesAt, count);
+      const prediction = (rows[row + FLAGS]! & FLAG_RATE) !== 0 ? 'rate' : 'hold';
+      if (format === 3) decodeBlockColumn(column, prediction, values, valuesAt, count);
+      else decodeColumn(column, prediction, values, valuesAt, count);
     }
     fill.values[slot] = valuesAt + count;
     const s = segments.length++;

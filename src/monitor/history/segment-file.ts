@@ -1,6 +1,8 @@
 import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { encodeBlockColumn } from './block-column.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
+import { decodeColumn } from './column-codec.js';
 import { checksum, FRAME_HEADER_BYTES, frameRecord, MAX_PAYLOAD_BYTES } from './record-frame.js';
 import type { SeriesChunkEncoder } from './series-chunk.js';
 import { decodeIndexV1 } from './segment-file-v1.js';
@@ -10,20 +12,27 @@ import { encodeSeriesTable, type SeriesTables } from './series-table.js';
 
 /**
  * A sealed window of a tier (`<window start>.seg`), written once when the window closes
- * (format 2, docs/history.md, File formats): an index record, then one record with every series'
+ * (format 3, docs/history.md, File formats): an index record, then one record with every series'
  * sections back to back. The index has the series table (series-table.ts: names and labels, each
  * string once) and per series its first step, point count, column layout, and per section
  * (steps, then each column) its length and CRC-32. A query reads the index
  * (cached by the caller) and then, in one read, the steps and first column of the series it
- * needs, each section checked against its own CRC. Format-1 files still load (segment-file-v1.ts).
+ * needs, each section checked against its own CRC. The first column, the one queries read, is a
+ * block column (block-column.ts); the steps and the other columns are the adaptive Rice columns
+ * the open window kept (column-codec.ts). Format 2 (every column a Rice column) and format 1
+ * (segment-file-v1.ts) still load.
  */
-const FORMAT_VERSION = 2;
+const FORMAT_VERSION = 3;
+const FORMAT_V2 = 2;
 const FORMAT_V1 = 1;
 
 export interface SealedChunk {
   series: SeriesInfo;
   chunk: SeriesChunkEncoder;
 }
+
+/** The first column's values while it is re-encoded (writing is synchronous). */
+let firstColumn = new Float64Array(1024);
 
 /** Writes a sealed window atomically (temporary file, fsync, rename); returns its size in bytes. */
 export function writeSegment(
@@ -44,7 +53,13 @@ export function writeSegment(
     let rateMask = 0;
     chunk.predictions.forEach((prediction, c) => (rateMask |= prediction === 'rate' ? 1 << c : 0));
     index.u8(chunk.predictions.length | (rateMask << 4));
-    for (const section of chunk.sections()) {
+    const sections = chunk.sections();
+    // The first column re-encoded whole, for fast reads.
+    if (firstColumn.length < chunk.pointCount) firstColumn = new Float64Array(2 * chunk.pointCount);
+    const first = firstColumn.subarray(0, chunk.pointCount);
+    decodeColumn(sections[1]!, chunk.predictions[0]!, first);
+    sections[1] = encodeBlockColumn(first, chunk.predictions[0]!);
+    for (const section of sections) {
       index.varint(section.length);
       if (section.length > 0) index.u32(checksum(section));
       data.raw(section);
@@ -90,9 +105,9 @@ export function readSegmentIndex(path: string, tables: SeriesTables): SegmentInd
     const stepSec = reader.varint();
     const windowStartSec = reader.varint();
     const dataStart = 2 * FRAME_HEADER_BYTES + length;
-    if (version === FORMAT_VERSION) {
+    if (version === FORMAT_VERSION || version === FORMAT_V2) {
       const { series, rows } = decodeIndexV2(reader, dataStart, tables);
-      return new SegmentIndex(2, stepSec, windowStartSec, series, rows);
+      return new SegmentIndex(version, stepSec, windowStartSec, series, rows);
     }
     if (version === FORMAT_V1) {
       const { series, rows } = decodeIndexV1(reader, dataStart);

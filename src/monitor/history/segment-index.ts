@@ -6,7 +6,7 @@ import type { SeriesTables } from './series-table.js';
  * The parsed index of a sealed window (segment-file.ts): the series by position, and per position
  * a row of `FIELDS` numbers in one `Uint32Array` (no object per series: a query of a year parses 37
  * indexes of every series of a tier, and per-series objects made most of its garbage).
- * Format 2 rows hold where a series' sections lie and their checksums; format 1 rows where its
+ * Format 2 and 3 rows hold where a series' sections lie and their checksums; format 1 rows where its
  * interleaved chunk lies (segment-file-v1.ts).
  */
 /** Window-relative step of the first point. */
@@ -31,7 +31,7 @@ export const FLAG_READABLE = 1;
 export const FLAG_RATE = 2;
 
 export class SegmentIndex {
-  readonly format: 1 | 2;
+  readonly format: 1 | 2 | 3;
   readonly stepSec: number;
   readonly windowStartSec: number;
   /** Series by position; the same array for every file with the same series table (so per-query work is done once per table). */
@@ -40,7 +40,7 @@ export class SegmentIndex {
   readonly rows: Uint32Array;
 
   constructor(
-    format: 1 | 2,
+    format: 1 | 2 | 3,
     stepSec: number,
     windowStartSec: number,
     series: readonly (SeriesInfo | undefined)[],
@@ -67,7 +67,7 @@ export class SegmentIndex {
   }
 }
 
-/** The series rows of a format-2 index, read after its version byte, step and window start. */
+/** The series rows of a format-2 or format-3 index (the same layout), read after its version byte, step and window start. */
 export function decodeIndexV2(
   reader: ByteReader,
   dataStart: number,

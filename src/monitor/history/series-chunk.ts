@@ -1,5 +1,5 @@
 import { ColumnEncoder, type ColumnPrediction } from './column-codec.js';
-import { decodeColumn } from './column-decoder.js';
+import { decodeColumn } from './column-codec.js';
 
 /** The API values of one series in one window: window-relative steps and values, oldest first. */
 export interface DecodedValues {
