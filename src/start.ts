@@ -1,5 +1,6 @@
 // Only the config loader is imported up front: an invalid config is reported and the process exits
-// before the server's modules (fastify, the routes, their schemas) are loaded at all (issue 11).
+// before the server's modules (fastify, the routes, their schemas) are evaluated at all (issue 11;
+// in the built server they are compiled with the rest of the bundle, from the code cache).
 import type { StartHooks } from './boot/start-hooks.js';
 import { ConfigError, loadConfig } from './config/index.js';
 
