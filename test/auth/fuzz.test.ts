@@ -13,6 +13,7 @@ import {
   type KeySetServer,
   type ProviderKey,
 } from './support.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /**
  * Sends generated and mutated bodies and headers to the login, refresh and metrics-query routes,
@@ -24,18 +25,6 @@ const REQUESTS = 10_500;
 const CONCURRENCY = 8;
 const ISSUER = 'https://fuzz-idp.test/';
 const AUDIENCE = 'fuzz-api';
-
-/** mulberry32: small, seeded, good enough to pick cases. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   method: 'GET' | 'POST';
@@ -379,7 +368,7 @@ describe('fuzzing the login, refresh and metrics-query routes', () => {
   });
 
   it(`answers ${REQUESTS} generated requests with a 4xx envelope or a deserved 200, never a 5xx`, async () => {
-    const maker = new CaseMaker(generator(Number(process.env.FUZZ_SEED ?? 20_240_601)), material);
+    const maker = new CaseMaker(seededRandom(Number(process.env.FUZZ_SEED ?? 20_240_601)), material);
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const failures: string[] = [];
     const statuses = new Map<number, number>();

@@ -2,6 +2,7 @@ import { CATALOG } from '../../src/monitor/store/catalog.js';
 import { MetricsQueryService } from '../../src/monitor/query/index.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
+import { seededRandom } from './seeded-random.js';
 
 /**
  * Random stores and queries for the differential tests of the metrics query (fragments against
@@ -17,16 +18,7 @@ export const LIMITS = {
 };
 
 /** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed by its seed. */
-export function randomSource(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const randomSource = seededRandom;
 
 export const LABEL_VALUES = [
   'eth0',

@@ -5,18 +5,7 @@ import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { gzipInPieces } from '../../src/http/parallel-gzip.js';
 import { startServer } from '../helpers/server.js';
 import { lavfiProcess, ok } from '../process/support.js';
-
-/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /** Text like a process list (repetitive JSON) or random bytes, of about `size` bytes. */
 function sample(random: () => number, size: number): Buffer {
@@ -31,7 +20,7 @@ function sample(random: () => number, size: number): Buffer {
 describe('gzip in pieces', () => {
   it('is one gzip member that decodes to the input, for any size and number of pieces', async () => {
     for (let seed = 1; seed <= 60; seed++) {
-      const random = generator(seed);
+      const random = seededRandom(seed);
       const sizes = [0, 1, 32 * 1024 - 1, 32 * 1024, 64 * 1024 + 1, Math.floor(random() * 600_000)];
       const input = sample(random, sizes[seed % sizes.length] as number);
       const pieces = 1 + Math.floor(random() * 5);

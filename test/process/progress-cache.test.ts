@@ -5,18 +5,7 @@ import { describe, it } from 'node:test';
 import { parseStatsLine, PreludeParser, type ProgressBlock } from '../../src/process/ffmpeg/index.js';
 import { ProgressTracker } from '../../src/process/progress/index.js';
 import { FFMPEG_FIXTURES } from './support.js';
-
-/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /** Preludes of recorded runs: one video stream; video and audio to two outputs; HLS. */
 const PRELUDES = ['testsrc-null.stderr.txt', 'av-two-outputs.stderr.txt', 'hls.stderr.txt'].map((name) => {
@@ -36,7 +25,7 @@ describe('progress values kept between reports', () => {
     let compared = 0;
     let kept = 0;
     for (let seed = 1; seed <= 400; seed++) {
-      const random = generator(seed);
+      const random = seededRandom(seed);
       const clock = { ms: 1_700_000_000_000 + random() * 1e6 };
       const labels = { inputs: [{ id: 'in', address: 'a' }], outputs: [{ id: 'out', address: '-' }] };
       // The same events go to both; one is asked through `values`, the other through `computeValues`.

@@ -4,20 +4,9 @@ import { toState } from '../../src/process/api/api-shapes.js';
 import { stateJson } from '../../src/process/api/state-json.js';
 import type { ProgressValues, StreamValues } from '../../src/process/progress/index.js';
 import { STATES } from '../../src/process/supervise/index.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 const ORDERS = ['start', 'stop'] as const;
-
-/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ODD_NUMBERS = [
   0,
@@ -118,7 +107,7 @@ function randomProgress(random: () => number): ProgressValues {
 describe('state JSON', () => {
   it('is byte for byte JSON.stringify(toState(…)) on random states', () => {
     for (let seed = 1; seed <= 5000; seed++) {
-      const random = generator(seed);
+      const random = seededRandom(seed);
       const { pick, number, text } = picker(random);
       const input: Parameters<typeof toState>[0] = {
         order: pick(ORDERS),
