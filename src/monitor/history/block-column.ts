@@ -1,4 +1,5 @@
 import type { ColumnPrediction } from './column-codec.js';
+import { PaddedCopy } from './padded-copy.js';
 
 /**
  * The first value column of a series in a sealed window of format 3 (docs/history.md, File
@@ -172,8 +173,8 @@ export function decodeBlockColumn(
   count = out.length - from,
 ): void {
   if (count <= 0) return;
-  const bytes = padded(input);
-  const view = scratchView;
+  const bytes = copy.of(input);
+  const view = copy.view;
   const rate = prediction === 'rate';
   const scale = (bytes[0]! & 1) !== 0 ? 1000 : 1;
   let pos = 1;
@@ -248,25 +249,10 @@ export function decodeBlockColumn(
   if (exception !== exceptionCount) throw new RangeError('corrupt column: exceptions');
 }
 
-/**
- * A zero-padded copy of the column being decoded (decoding is synchronous, so one scratch buffer
- * serves all): no read needs a bounds check.
- */
-const PADDING = 16;
-let scratch = new Uint8Array(4096);
-let scratchView = new DataView(scratch.buffer);
+/** A block's widest read (a 53-bit value) ends within 16 bytes past its start. */
+const copy = new PaddedCopy(16);
 let exceptionAt = new Int32Array(16);
 let exceptionValue = new Float64Array(16);
-
-function padded(input: Uint8Array): Uint8Array {
-  if (input.length + PADDING > scratch.length) {
-    scratch = new Uint8Array(2 * (input.length + PADDING));
-    scratchView = new DataView(scratch.buffer);
-  }
-  scratch.set(input);
-  scratch.fill(0, input.length, input.length + PADDING);
-  return scratch;
-}
 
 /** Where the last `readVarint` ended. */
 let varintEnd = 0;

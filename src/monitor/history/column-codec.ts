@@ -1,4 +1,5 @@
 import { BitWriter } from './bit-stream.js';
+import { PaddedCopy } from './padded-copy.js';
 
 /**
  * Compression of one column of a series' points in one window (the steps, the mean, the max or
@@ -18,6 +19,11 @@ import { BitWriter } from './bit-stream.js';
  *   costs about one bit more than its noise and a flat line or a steady rate one bit per point.
  * - A run of zero residuals is a run of zero bits, so trailing zero bytes are not stored: the
  *   decoder reads bits past the stored bytes as zeros (a constant column costs only its first value).
+ *
+ * Why encoder and decoder stay in one file (about 300 lines): they are one format, and every
+ * constant above is shared by both. Split, the constants would have to be exported, and module-local
+ * constants are what V8 folds into the decoder's loop (exported ones were measurably slower in
+ * `bench/history.ts`); the zero-padded copy both column decoders use is in padded-copy.ts.
  */
 export type ColumnPrediction = 'hold' | 'rate';
 
@@ -170,8 +176,8 @@ export function decodeColumn(
   count = out.length - from,
 ): void {
   if (count <= 0) return;
-  const bytes = padded(input);
-  const view = scratchView;
+  const bytes = copy.of(input);
+  const view = copy.view;
   const rate = prediction === 'rate';
   const end = from + count;
   const storedBits = input.length * 8;
@@ -271,24 +277,8 @@ function unzigzag(z: number): number {
   return half * 2 === z ? half : -half - 1;
 }
 
-/**
- * A zero-padded copy of the column being decoded (decoding is synchronous, so one scratch buffer
- * serves all): a value that starts inside the stored bytes reads at most 105 bits on, so with
- * `PADDING` zero bytes no read needs a bounds check, and words are read four bytes at a time.
- */
-const PADDING = 24;
-let scratch = new Uint8Array(4096);
-let scratchView = new DataView(scratch.buffer);
-
-function padded(input: Uint8Array): Uint8Array {
-  if (input.length + PADDING > scratch.length) {
-    scratch = new Uint8Array(2 * (input.length + PADDING));
-    scratchView = new DataView(scratch.buffer);
-  }
-  scratch.set(input);
-  scratch.fill(0, input.length, input.length + PADDING);
-  return scratch;
-}
+/** A value that starts inside the stored bytes reads at most 105 bits on (a raw float64 after an escape). */
+const copy = new PaddedCopy(24);
 
 /** The 32 bits from bit `pos` of the scratch copy (most significant first) as an int32. */
 function peek32(bytes: Uint8Array, view: DataView, pos: number): number {
