@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median } from './measure.js';
 import { CATALOG } from '../src/monitor/store/catalog.js';
+import { readStartScript } from '../scripts/start-script.js';
 
 const MINUTES = Number(process.env.BENCH_MINUTES ?? 10);
 const IDLE_SEC = Number(process.env.BENCH_IDLE_SEC ?? 300);
@@ -38,19 +39,10 @@ const PASSWORD = 'bench-memory-password';
  * Node/V8 flags for the server: by default those `npm start` gives it (the server as users run it);
  * `BENCH_SERVER_FLAGS` replaces them to compare settings (`BENCH_SERVER_FLAGS=' '` for none).
  */
-const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? startScriptFlags())
-  .split(' ')
-  .filter((flag) => flag !== '');
-
-/** The flags between `node` and the entry in package.json's `start` script. */
-function startScriptFlags(): string {
-  const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  const match = /^node ((?:--\S+ )*)dist\/main\.js$/.exec(manifest.scripts.start);
-  if (match === null) throw new Error(`unexpected start script: ${manifest.scripts.start}`);
-  return match[1] ?? '';
-}
+const SERVER_FLAGS =
+  process.env.BENCH_SERVER_FLAGS === undefined
+    ? readStartScript().flags
+    : process.env.BENCH_SERVER_FLAGS.split(' ').filter((flag) => flag !== '');
 
 /** Plain Node, nothing loaded but node:http: answers every request with the bytes it is sent. */
 const FLOOR_SOURCE = `

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readStartScript } from '../scripts/start-script.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CHECKOUT = join(import.meta.dirname, '..');
@@ -40,14 +41,12 @@ interface Starter {
 }
 
 function startCommand(): Starter {
-  const scripts = (
-    JSON.parse(readFileSync(join(CHECKOUT, 'package.json'), 'utf8')) as {
-      scripts: Record<string, string>;
-    }
-  ).scripts;
-  const [binary, ...args] = (scripts.start ?? '').split(/\s+/);
-  if (binary !== 'node') throw new Error(`npm start runs "${scripts.start}", expected "node <file>"`);
-  return { label: `${scripts.start} (without npm)`, command: process.execPath, args };
+  const script = readStartScript();
+  return {
+    label: `${script.text} (without npm)`,
+    command: process.execPath,
+    args: [...script.flags, script.entry],
+  };
 }
 
 async function freePort(): Promise<number> {

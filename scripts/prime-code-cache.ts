@@ -8,31 +8,25 @@
  * start then writes the cache itself.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { CODE_CACHE_FOLDER } from '../src/boot/code-cache.js';
+import { readStartScript } from './start-script.js';
 
-const PACKAGE = fileURLToPath(new URL('../package.json', import.meta.url));
 /** A start that has not written the cache in this long is given up on. */
 const GIVE_UP_MS = 60_000;
 
-/** The Node flags of the start script (`node [flags] dist/main.js`). */
-export function startScriptFlags(): string[] {
-  const scripts = (JSON.parse(readFileSync(PACKAGE, 'utf8')) as { scripts: Record<string, string> }).scripts;
-  return (scripts.start ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
-}
-
 export async function primeCodeCache(entry: string): Promise<void> {
-  const cacheFolder = join(dirname(entry), 'code-cache');
+  const cacheFolder = join(dirname(entry), CODE_CACHE_FOLDER);
   const dir = await mkdtemp(join(tmpdir(), 'streamcore-prime-'));
   // Neither the builder's NODE_OPTIONS (part of the cache's key) nor its CORE_* settings.
   const inherited = Object.entries(process.env).filter(
     ([name]) => name !== 'NODE_OPTIONS' && !name.startsWith('CORE_'),
   );
-  const child = spawn(process.execPath, [...startScriptFlags(), entry], {
+  const child = spawn(process.execPath, [...readStartScript().flags, entry], {
     env: {
       ...Object.fromEntries(inherited),
       CORE_ADDRESS: '127.0.0.1:0',

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { buildServer } from '../../scripts/build-server.js';
-import { startScriptFlags } from '../../scripts/prime-code-cache.js';
+import { readStartScript } from '../../scripts/start-script.js';
 import {
   CODE_CACHE_FOLDER,
   codeCacheFile,
@@ -89,7 +89,7 @@ describe('the built entry and its code cache', () => {
         CORE_LOG_LEVEL: 'debug',
       },
       dir,
-      startScriptFlags(),
+      readStartScript().flags,
     );
     let log = '';
     server.child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
