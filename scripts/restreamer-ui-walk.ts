@@ -14,10 +14,10 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { chromium } from 'playwright-core';
 import { serveStatic } from './restreamer-ui-walk/static-server.js';
 import { Recorder } from './restreamer-ui-walk/recorder.js';
 import { walkSteps, type WalkContext } from './restreamer-ui-walk/steps.js';
+import { launchChromium } from './chromium.js';
 
 const uiDir = process.argv[2];
 if (uiDir === undefined) {
@@ -31,21 +31,8 @@ const password = process.env.CORE_PASSWORD ?? '';
 
 await mkdir(shotDir, { recursive: true });
 const ui = await serveStatic(resolve(uiDir));
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    // The player is muted and started by the script; let it play without a user gesture.
-    '--autoplay-policy=no-user-gesture-required',
-  ],
-});
+// The player is muted and started by the script; let it play without a user gesture.
+const browser = await launchChromium(['--autoplay-policy=no-user-gesture-required']);
 const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 // localhost too: after the settings step the UI builds its addresses from host.name 'localhost'.
 const recorder = new Recorder(page, [ui.origin, coreUrl, coreUrl.replace('//127.0.0.1:', '//localhost:')]);

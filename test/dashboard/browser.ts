@@ -1,24 +1,2 @@
-import { chromium, type Browser } from 'playwright-core';
-
-/** Debian's Chromium (scripts/install-system-deps.sh installs it); no browser is downloaded. */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/**
- * Headless Chromium for page tests. The flags keep it off the network (the machine has none but
- * loopback) and independent of any profile.
- */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
+/** Headless Chromium for the page tests: the launcher the scripts use too (scripts/chromium.ts). */
+export { CHROMIUM, launchChromium as launchBrowser } from '../../scripts/chromium.js';
