@@ -1,24 +1,12 @@
-import type { Prelude, PreludeStream, ProgressBlock, StatsLine, VstatsLine } from '../ffmpeg/index.js';
-import { emptyProgress, type ProgressValues, type StreamValues } from './progress-values.js';
-import { FramerateRange } from './framerate-range.js';
-import { RateWindow } from './rate-window.js';
+import type { Prelude, ProgressBlock, StatsLine, VstatsLine } from '../ffmpeg/index.js';
+import { emptyProgress, emptyStream, type ProgressValues, type StreamValues } from './progress-values.js';
+import { ProgressRates } from './progress-rates.js';
 import { ReportClock } from './report-clock.js';
-
-const NO_FRAMERATE = { min: 0, max: 0, avg: 0 };
 
 /** Config id and masked address of each input or output file, by file index. */
 export interface IoLabels {
   inputs: { id: string; address: string }[];
   outputs: { id: string; address: string }[];
-}
-
-/** The rate windows of one input or output stream, and the range of its frame rate. */
-interface StreamWindows {
-  frame: RateWindow;
-  packet: RateWindow;
-  size: RateWindow;
-  /** Made at the stream's first sample. */
-  range: FramerateRange | undefined;
 }
 
 interface StreamCounters {
@@ -49,9 +37,10 @@ interface StreamCounters {
  * about 30 in its first seconds. The process's frame rate follows ffmpeg's own `frame=` counter;
  * `-vstats` (written through a stdio buffer, so in bursts) only fills the other streams.
  *
- * Past 300 lines on purpose: the counters and the samples of their rates are taken from the same
- * assembly (`counters`), which must stay one piece so a stream's count and its rate agree; and
- * keeping the last values (`values`) must know every change of the state they are made from.
+ * The rate windows themselves live in progress-rates.ts; the counters and the samples of their
+ * rates are taken from the same assembly (`counters`), which stays here in one piece so a stream's
+ * count and its rate agree. Keeping the last values (`values`) stays here too: it must know every
+ * change of the state they are made from (`version`).
  */
 export class ProgressTracker {
   private prelude: Prelude = { inputs: [], outputs: [], mapping: [] };
@@ -70,15 +59,7 @@ export class ProgressTracker {
   /** Bytes per input file read from memfs through the server. */
   private readonly inputBytes = new Map<number, number>();
   private sawProgressStream = false;
-  private readonly frameWindow: RateWindow;
-  private readonly sizeWindow: RateWindow;
-  /** Per stream, by `in|out:<file>:<stream>`: streams of the same key share their windows. */
-  private readonly streamWindows = new Map<string, StreamWindows>();
-  /**
-   * The windows of `prelude.inputs` and `prelude.outputs`, position by position, looked up once
-   * per prelude: rates are read on every API request and collection tick, for every process.
-   */
-  private slots: { inputs: StreamWindows[]; outputs: StreamWindows[] } | undefined;
+  private readonly rates: ProgressRates;
   /** ffmpeg's own `fps=` of its last report, until two reports give a measured rate. */
   private reportedFps = 0;
   private readonly clock = new ReportClock();
@@ -94,16 +75,15 @@ export class ProgressTracker {
   constructor(
     private readonly labels: IoLabels,
     private readonly now: () => number = Date.now,
-    private readonly windowMs = 10_000,
+    windowMs = 10_000,
   ) {
-    this.frameWindow = new RateWindow(windowMs);
-    this.sizeWindow = new RateWindow(windowMs);
+    this.rates = new ProgressRates(windowMs);
   }
 
   setPrelude(prelude: Prelude): void {
     this.version++;
     this.prelude = prelude;
-    this.slots = undefined;
+    this.rates.setPrelude(prelude);
   }
 
   /** A classic progress line; returns true when it shows progress. */
@@ -175,24 +155,7 @@ export class ProgressTracker {
   private record(arrivalMs: number): void {
     if (this.frame > 0 && this.reportedFps === 0) return;
     const nowMs = this.clock.stamp(arrivalMs, this.frame, this.reportedFps);
-    const values = this.counters(true);
-    this.frameWindow.push(nowMs, values.frame);
-    this.sizeWindow.push(nowMs, values.sizeBytes);
-    const slots = this.streamSlots();
-    for (const [streams, windows] of [
-      [values.inputs, slots.inputs],
-      [values.outputs, slots.outputs],
-    ] as const) {
-      streams.forEach((stream, position) => {
-        const slot = windows[position] as StreamWindows;
-        slot.frame.push(nowMs, stream.frame);
-        slot.packet.push(nowMs, stream.packet);
-        slot.size.push(nowMs, stream.sizeBytes);
-        // Keeps the lowest and highest rate of the frame counter, once two samples give one.
-        if (slot.range === undefined) slot.range = new FramerateRange({ ms: nowMs, value: stream.frame });
-        else slot.range.widen(slot.frame.rate(nowMs));
-      });
-    }
+    this.rates.sample(nowMs, this.counters(true));
   }
 
   /**
@@ -212,48 +175,19 @@ export class ProgressTracker {
     ) {
       return last.values;
     }
-    const frameSamples = this.frameWindow.samples();
+    const frameSamples = this.rates.frameSamples();
     const values = this.computeValues(nowMs);
     // The process's fps reads how many samples its window held before this call dropped the
     // old ones: after a drop, the next call may read differently at the very same time.
-    const untilMs = this.frameWindow.samples() === frameSamples ? this.stableUntil(nowMs) : -Infinity;
+    const untilMs = this.rates.frameSamples() === frameSamples ? this.rates.stableUntil(nowMs) : -Infinity;
     this.last = { version: this.version, fromMs: nowMs, untilMs, values };
     return values;
-  }
-
-  /** Until when (ms) every rate window gives the rates it gives at `nowMs`. */
-  private stableUntil(nowMs: number): number {
-    let until = Math.min(this.frameWindow.stableUntil(nowMs), this.sizeWindow.stableUntil(nowMs));
-    for (const windows of this.streamWindows.values()) {
-      until = Math.min(
-        until,
-        windows.frame.stableUntil(nowMs),
-        windows.packet.stableUntil(nowMs),
-        windows.size.stableUntil(nowMs),
-      );
-    }
-    return until;
   }
 
   /** `values` computed anew, whatever was kept (the straightforward path, which tests compare). */
   computeValues(nowMs: number): ProgressValues {
     const values = this.counters(false);
-    const frames = this.frameWindow;
-    values.fps = frames.samples() < 2 ? this.reportedFps : frames.rate(nowMs);
-    values.bitrate = this.sizeWindow.rate(nowMs) * 8;
-    const slots = this.streamSlots();
-    for (const [streams, windows] of [
-      [values.inputs, slots.inputs],
-      [values.outputs, slots.outputs],
-    ] as const) {
-      streams.forEach((stream, position) => {
-        const slot = windows[position] as StreamWindows;
-        stream.fps = slot.frame.rate(nowMs);
-        stream.framerate = slot.range?.values(slot.frame) ?? NO_FRAMERATE;
-        stream.pps = slot.packet.rate(nowMs);
-        stream.bitrate = slot.size.rate(nowMs) * 8;
-      });
-    }
+    this.rates.fill(values, nowMs, this.reportedFps);
     return values;
   }
 
@@ -297,7 +231,7 @@ export class ProgressTracker {
     const result = outputs.map((stream) => {
       const key = `${stream.file}:${stream.stream}`;
       const encoded = this.vstats.get(key);
-      const values = this.streamValues(stream, this.labels.outputs[stream.file]);
+      const values = emptyStream(stream, this.labels.outputs[stream.file]);
       if (stream.type === 'video') {
         const counted = stream === firstVideo ? this.frame : 0;
         values.frame = asReported && counted > 0 ? counted : Math.max(encoded?.frames ?? 0, counted);
@@ -339,7 +273,7 @@ export class ProgressTracker {
     for (const stream of this.prelude.inputs)
       streamsOfFile.set(stream.file, (streamsOfFile.get(stream.file) ?? 0) + 1);
     return this.prelude.inputs.map((stream) => {
-      const values = this.streamValues(stream, this.labels.inputs[stream.file]);
+      const values = emptyStream(stream, this.labels.inputs[stream.file]);
       for (const map of this.prelude.mapping) {
         if (!map.inputs.some((input) => input.file === stream.file && input.stream === stream.stream))
           continue;
@@ -357,62 +291,7 @@ export class ProgressTracker {
     });
   }
 
-  private streamValues(
-    stream: PreludeStream,
-    label: { id: string; address: string } | undefined,
-  ): StreamValues {
-    const values: StreamValues = {
-      id: label?.id ?? '',
-      address: label?.address ?? '',
-      index: stream.file,
-      stream: stream.stream,
-      format: stream.format,
-      type: stream.type,
-      codec: stream.codec,
-      frame: 0,
-      keyframe: 0,
-      fps: 0,
-      framerate: { min: 0, max: 0, avg: 0 },
-      extradataBytes: 0,
-      packet: 0,
-      pps: 0,
-      sizeBytes: 0,
-      bitrate: 0,
-      q: 0,
-    };
-    if (stream.pixFmt !== undefined) values.pixFmt = stream.pixFmt;
-    if (stream.width !== undefined) values.width = stream.width;
-    if (stream.height !== undefined) values.height = stream.height;
-    if (stream.samplingHz !== undefined) values.samplingHz = stream.samplingHz;
-    if (stream.layout !== undefined) values.layout = stream.layout;
-    if (stream.channels !== undefined) values.channels = stream.channels;
-    return values;
-  }
-
   private fingerprint(): string {
     return `${this.frame}/${this.timeSeconds}/${this.ffmpegBytes}`;
-  }
-
-  /** The windows of the prelude's streams, in the order of `counters`' inputs and outputs. */
-  private streamSlots(): { inputs: StreamWindows[]; outputs: StreamWindows[] } {
-    this.slots ??= {
-      inputs: this.prelude.inputs.map((stream) => this.windowsOf(`in:${stream.file}:${stream.stream}`)),
-      outputs: this.prelude.outputs.map((stream) => this.windowsOf(`out:${stream.file}:${stream.stream}`)),
-    };
-    return this.slots;
-  }
-
-  private windowsOf(key: string): StreamWindows {
-    let windows = this.streamWindows.get(key);
-    if (windows === undefined) {
-      windows = {
-        frame: new RateWindow(this.windowMs),
-        packet: new RateWindow(this.windowMs),
-        size: new RateWindow(this.windowMs),
-        range: undefined,
-      };
-      this.streamWindows.set(key, windows);
-    }
-    return windows;
   }
 }

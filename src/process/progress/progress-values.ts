@@ -1,3 +1,5 @@
+import type { PreludeStream } from '../ffmpeg/index.js';
+
 /**
  * What is known about a running process's progress, in base units (bytes, bit/s, seconds). The
  * API shape (kB, kbit/s) is made from this in api-shapes.ts; the metrics collector reads it as is.
@@ -72,6 +74,39 @@ export function emptyProgress(): ProgressValues {
     drop: 0,
     dup: 0,
   };
+}
+
+/** A stream's values before any progress: what the prelude and the config (`label`) tell. */
+export function emptyStream(
+  stream: PreludeStream,
+  label: { id: string; address: string } | undefined,
+): StreamValues {
+  const values: StreamValues = {
+    id: label?.id ?? '',
+    address: label?.address ?? '',
+    index: stream.file,
+    stream: stream.stream,
+    format: stream.format,
+    type: stream.type,
+    codec: stream.codec,
+    frame: 0,
+    keyframe: 0,
+    fps: 0,
+    framerate: { min: 0, max: 0, avg: 0 },
+    extradataBytes: 0,
+    packet: 0,
+    pps: 0,
+    sizeBytes: 0,
+    bitrate: 0,
+    q: 0,
+  };
+  if (stream.pixFmt !== undefined) values.pixFmt = stream.pixFmt;
+  if (stream.width !== undefined) values.width = stream.width;
+  if (stream.height !== undefined) values.height = stream.height;
+  if (stream.samplingHz !== undefined) values.samplingHz = stream.samplingHz;
+  if (stream.layout !== undefined) values.layout = stream.layout;
+  if (stream.channels !== undefined) values.channels = stream.channels;
+  return values;
 }
 
 /** The values of a run that ended: counters and sizes kept, every rate at 0. */
