@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { strongEtag } from '../http/index.js';
 import { contentTypeFor } from '../storage/index.js';
 
 /**
@@ -38,7 +38,7 @@ export async function loadDashboardAssets(dir: string): Promise<DashboardAssets 
       body,
       gzip: gzipSync(body, { level: 9 }),
       contentType: contentTypeFor(name),
-      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+      etag: strongEtag(body),
     });
   }
   return assets;

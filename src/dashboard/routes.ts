@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, gzipWanted, replyError } from '../http/index.js';
+import { ApiError, gzipWanted, holdsVersion, replyError } from '../http/index.js';
 import type { DashboardAssets } from './assets.js';
 
 /** The URL prefix the dashboard owns; the disk mount leaves it alone. */
@@ -61,7 +61,7 @@ function serveAsset(
     );
   }
   void reply.headers(SECURITY_HEADERS).header('etag', asset.etag).header('content-type', asset.contentType);
-  if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+  if (holdsVersion(request, asset.etag)) return reply.code(304).send();
   if (gzipWanted(reply, asset.body.length)) return reply.header('content-encoding', 'gzip').send(asset.gzip);
   return reply.send(asset.body);
 }

@@ -8,6 +8,7 @@ export { describeJsonSyntaxError } from './json-syntax-error.js';
 export { EncodedBody } from './encoded-body.js';
 export { gzipInPieces } from './parallel-gzip.js';
 export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
+export { holdsVersion, strongEtag } from './etag.js';
 export { AddressList } from './address-list.js';
 export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';
 export { limitInflatedBody } from './inflate-limit.js';

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { replyError } from './error-handler.js';
+import { holdsVersion, strongEtag } from './etag.js';
 import { ApiError } from './errors.js';
 
 /**
@@ -135,7 +135,7 @@ class SwaggerUiFiles {
     }
     const { body, etag, contentType } = await file;
     withPolicy(reply).header('etag', etag).header('cache-control', 'public, max-age=0');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    if (holdsVersion(request, etag)) return reply.code(304).send();
     return reply.type(contentType).send(body);
   }
 }
@@ -150,7 +150,7 @@ async function loadFile(path: string): Promise<StaticFile> {
   const body = await readFile(path);
   return {
     body,
-    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    etag: strongEtag(body),
     contentType: CONTENT_TYPES[extname(path)] ?? 'application/octet-stream',
   };
 }
