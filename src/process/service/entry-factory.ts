@@ -56,6 +56,8 @@ export class EntryFactory {
   /** Directory of the `-vstats` FIFOs, made on first use. */
   private fifoDir: Promise<string | undefined> | undefined;
   private fifoCount = 0;
+  /** `userCommand` of resolved configs without references (not to be modified by callers). */
+  private readonly userCommands = new WeakMap<ProcessConfig, string[]>();
 
   constructor(private readonly deps: EntryFactoryDeps) {}
 
@@ -142,11 +144,19 @@ export class EntryFactory {
   /**
    * The user's command of a resolved config, as the reference's `state.command` shows it: what
    * follows the binary, without the server's own options (`-progress`, `-vstats_file`, the memfs
-   * input headers), input references followed; the UI prefixes `ffmpeg ` and offers it to copy.
-   * Throws like `prepare`.
+   * input headers), input references followed, credentials masked; the UI prefixes `ffmpeg ` and
+   * offers it to copy. Shared with the caller (not to be modified). Throws like `prepare`.
    */
   userCommand(config: ProcessConfig): string[] {
-    return buildCommand(this.followReferences(config), [], this.deps.diskRoot);
+    const kept = this.userCommands.get(config);
+    if (kept !== undefined) return kept;
+    const command = buildCommand(this.followReferences(config), [], this.deps.diskRoot).map(this.deps.mask);
+    // Without references to other processes' outputs, the command follows from the resolved
+    // config alone (replaced, never modified, on every change): it is asked for with every state.
+    if (!config.input.some((input) => parseOutputReference(input.address) !== undefined)) {
+      this.userCommands.set(config, command);
+    }
+    return command;
   }
 
   /**

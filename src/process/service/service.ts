@@ -4,7 +4,6 @@ import { ApiError } from '../../http/index.js';
 import type { Filesystem } from '../../storage/filesystem.js';
 import {
   memfsUrl,
-  parseOutputReference,
   resolveConfig,
   validateProcessConfig,
   type PlaceholderTemplate,
@@ -57,7 +56,7 @@ export interface ProcessServiceDeps {
  * wires the table of processes, their changes (process-changes.ts), the runtime factory, the
  * store (`<db.dir>/db.json`) and the memfs traffic, and runs the lifecycle: load, start once the
  * server listens, the supervision tick, shutdown.
- * Past 300 lines by its read-only views for other modules (metrics, widget, probe, sessions): each
+ * Past 300 lines by its read-only views for other modules (API, metrics, widget, probe, metadata): each
  * is a few lines over the same private table, and moving them out would mean exposing the entries.
  */
 export class ProcessService {
@@ -71,8 +70,6 @@ export class ProcessService {
   private readonly factory: EntryFactory;
   private readonly changes: ProcessChanges;
   private readonly mask: CredentialMask;
-  /** `commandLine` of resolved configs without references (not to be modified by callers). */
-  private readonly commandLines = new WeakMap<ProcessConfig, string[]>();
   private readonly access: EncoderAccess;
   /**
    * The server-wide placeholder values; replaced (not changed) once the server listens, so that a
@@ -204,22 +201,13 @@ export class ProcessService {
     return this.entry(id).metadata;
   }
 
-  /** The user's command of a process (`userCommand`), credentials masked. */
+  /** The user's command of a process (`userCommand`), credentials masked; [] when it cannot be made. */
   commandLine(entry: ProcessEntry): string[] {
-    const kept = this.commandLines.get(entry.resolved);
-    if (kept !== undefined) return kept;
-    let command: string[];
     try {
-      command = this.factory.userCommand(entry.resolved).map(this.mask);
+      return this.factory.userCommand(entry.resolved);
     } catch {
       return [];
     }
-    // Without references to other processes' outputs, the command follows from the resolved
-    // config alone (replaced, never modified, on every change): it is asked for with every state.
-    if (!entry.resolved.input.some((input) => parseOutputReference(input.address) !== undefined)) {
-      this.commandLines.set(entry.resolved, command);
-    }
-    return command;
   }
 
   /** The global placeholder values (disk directory, memfs URL with credentials). */

@@ -15,6 +15,9 @@ export type { PreparedRun, SupervisorDeps, SupervisorSettings } from './supervis
  * stops it (SIGINT, then SIGKILL after 5 s), maps its exit to a state, reconnects after a delay,
  * stops it when it is stale or over a limit (keeping the order, so that reconnect applies).
  * `tick()` must be called about once per second.
+ * Just past 300 lines on purpose: spawn, stop, exit and reconnect all act on the one current run
+ * and state record, so they stay together; what stands alone is in its own module already (state
+ * record, exit wait, reconnect timer, usage sampler, settings).
  */
 export class Supervisor {
   private readonly record: StateRecord;
