@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { sandboxArgs, type SandboxPlaces } from '../../src/process/supervise/index.js';
 import { startMain } from '../helpers/main-process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { getReport, getState, isAlive, ok, waitFor, waitForState } from './support.js';
+import { getReport, getState, isAlive, lavfiProcess, ok, waitFor, waitForState } from './support.js';
 
 /** A server whose log lines are kept, with the given `ffmpeg.sandbox`. */
 async function sandboxServer(mode: 'on' | 'off'): Promise<{ server: TestServer; lines: string[] }> {
@@ -71,19 +71,11 @@ describe('encoder sandbox (issue 10 item 2, ffmpeg.sandbox)', () => {
 
   it('runs the encoder itself as state.pid: usage is its own, and a stop is graceful and leaves nothing', async () => {
     const server = on.server;
-    await ok(server, 'POST', '/process', {
-      id: 'hls',
-      input: [{ id: 'in', address: 'testsrc=size=320x240:rate=25', options: ['-re', '-f', 'lavfi'] }],
-      output: [
-        {
-          id: 'out',
-          address: '{diskfs}/sandboxed.m3u8',
-          options: ['-c:v', 'mpeg2video', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '0'],
-        },
-      ],
-      options: ['-loglevel', 'info'],
-      autostart: true,
-    });
+    // A picture big enough that the encoder's CPU time and memory stand out from bwrap's.
+    const input = [{ id: 'in', address: 'testsrc=size=320x240:rate=25', options: ['-re', '-f', 'lavfi'] }];
+    const hls = ['-c:v', 'mpeg2video', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '0'];
+    const output = [{ id: 'out', address: '{diskfs}/sandboxed.m3u8', options: hls }];
+    await ok(server, 'POST', '/process', lavfiProcess('hls', { input, output, autostart: true }));
     const running = await waitForState(server, 'hls', 'running', 20_000, 25);
     const pid = running.pid;
     assert.equal((await readFile(`/proc/${pid}/comm`, 'utf8')).trim(), 'ffmpeg');
