@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseStatsLine, PreludeParser, type ProgressBlock } from '../../src/process/ffmpeg/index.js';
-import { ProgressTracker } from '../../src/process/progress/index.js';
+import { ProgressTracker, type ProgressValues } from '../../src/process/progress/index.js';
 import { FFMPEG_FIXTURES } from './support.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
@@ -24,6 +24,7 @@ describe('progress values kept between reports', () => {
   it('are the values computed anew, on random report and question sequences', () => {
     let compared = 0;
     let kept = 0;
+    let keptLater = 0;
     for (let seed = 1; seed <= 400; seed++) {
       const random = seededRandom(seed);
       const clock = { ms: 1_700_000_000_000 + random() * 1e6 };
@@ -39,6 +40,7 @@ describe('progress values kept between reports', () => {
       if (prelude !== undefined && random() < 0.9) both((tracker) => tracker.setPrelude(prelude));
       let frame = 0;
       let bytes = 0;
+      let previous: { values: ProgressValues; ms: number } | undefined;
       const fps = 5 + random() * 25;
       for (let step = 0; step < 300; step++) {
         const roll = random();
@@ -79,6 +81,9 @@ describe('progress values kept between reports', () => {
           const actual = cached.values(clock.ms);
           assert.deepEqual(actual, plain.computeValues(clock.ms), `seed ${seed} step ${step}`);
           if (cached.values(clock.ms) === actual) kept++;
+          // Kept from an earlier question, at another time: what the cache is for.
+          if (previous !== undefined && previous.values === actual && previous.ms !== clock.ms) keptLater++;
+          previous = { values: actual, ms: clock.ms };
           compared++;
         }
         // Time moves on: mostly small steps, sometimes a stall past 3 s or past the 10 s window,
@@ -93,5 +98,7 @@ describe('progress values kept between reports', () => {
     assert.ok(compared > 50_000, `${compared} comparisons`);
     // The comparison above is empty if nothing is ever kept.
     assert.ok(kept > compared / 4, `${kept} of ${compared} answers kept`);
+    // … and kept across time, not only when asked twice at the same millisecond.
+    assert.ok(keptLater > compared / 8, `${keptLater} of ${compared} answers kept from an earlier time`);
   });
 });
