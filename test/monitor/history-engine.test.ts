@@ -15,18 +15,9 @@ import { pino } from 'pino';
 import { MetricHistory, pointsBetween, type Tier } from '../../src/monitor/history/index.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
+import { recordingLogger } from './support/history.js';
 
 const T0 = Date.UTC(2026, 0, 5, 0, 0, 0);
-
-/** A logger whose lines are kept, to count what the history logs. */
-function recordingLogger(): { logger: pino.Logger; lines: { msg: string; file?: string }[] } {
-  const lines: { msg: string; file?: string }[] = [];
-  const logger = pino(
-    { level: 'info' },
-    { write: (line: string) => lines.push(JSON.parse(line) as { msg: string; file?: string }) },
-  );
-  return { logger, lines };
-}
 
 /** Feeds `ticks` snapshots every `stepMs` from `startMs`: cpu_idle = tick % 10, net_rx{eth0} = 100·tick. */
 function feed(

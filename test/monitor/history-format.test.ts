@@ -8,9 +8,9 @@ import { pointsBetween } from '../../src/monitor/history/index.js';
 import { ColumnEncoder, type ColumnPrediction } from '../../src/monitor/history/column-codec.js';
 import { decodeColumn } from '../../src/monitor/history/column-codec.js';
 import { SeriesChunkEncoder } from '../../src/monitor/history/series-chunk.js';
-import { describeSeries, type SeriesInfo } from '../../src/monitor/history/series-kind.js';
 import { Tier } from '../../src/monitor/history/tier.js';
-import { METRIC_INDEX } from '../../src/monitor/store/store.js';
+import { seededRandom as random } from '../helpers/seeded-random.js';
+import { processSeries as info, recordingLogger } from './support/history.js';
 
 /**
  * The columnar segment format (docs/history.md, File formats): the column codec on random values
@@ -19,15 +19,6 @@ import { METRIC_INDEX } from '../../src/monitor/store/store.js';
  * window written by the format-1 writer (test/fixtures/history/v1-minute) and one by the format-2
  * writer (v2-minute: the same points).
  */
-
-/** A deterministic pseudo-random source (failures must be reproducible). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 const SPECIAL = [Number.NaN, Infinity, -Infinity, -0, 0, 1e300, -1e300, 2 ** 60, 2 ** 53, -(2 ** 53), 0.001];
 
@@ -64,26 +55,12 @@ function roundTrip(values: readonly number[], prediction: ColumnPrediction): Flo
   return out;
 }
 
-function info(process: string, value: string): SeriesInfo {
-  return describeSeries(METRIC_INDEX.get('restream_process')!, [process, 'running', 'start', value]);
-}
-
 function silentTier(dir: string, logger = pino({ level: 'silent' })): Tier {
   return new Tier(
     dir,
     { name: 'minute', stepSec: 60, windowSec: 6 * 3600, retentionSec: 7 * 86_400 },
     logger,
   );
-}
-
-/** A logger whose lines are kept. */
-function recordingLogger(): { logger: pino.Logger; lines: { msg: string; file?: string }[] } {
-  const lines: { msg: string; file?: string }[] = [];
-  const logger = pino(
-    { level: 'info' },
-    { write: (line: string) => lines.push(JSON.parse(line) as { msg: string; file?: string }) },
-  );
-  return { logger, lines };
 }
 
 const T0 = Date.UTC(2026, 0, 5) / 1000;
@@ -244,97 +221,57 @@ describe('history segment format 2 (columnar)', () => {
     }
   });
 
-  it('loads a sealed window written in format 1 and answers from it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
-    try {
-      cpSync(join(import.meta.dirname, '..', 'fixtures', 'history', 'v1-minute'), join(dir, 'minute'), {
-        recursive: true,
-      });
-      const { logger, lines } = recordingLogger();
-      const tier = silentTier(dir, logger);
-      tier.load();
-      const w0 = Date.UTC(2026, 0, 5) / 1000;
-      const read = tier.read(() => true, 0, w0 + 86_400);
-      assert.equal(lines.length, 0);
-      const cpu = pointsBetween(read.get('cpu_idle')!.pieces, 0, w0 + 86_400);
-      assert.deepEqual(
-        cpu.timesSec,
-        Array.from({ length: 360 }, (_, i) => w0 + i * 60),
-      );
-      assert.deepEqual(
-        cpu.values,
-        Array.from({ length: 360 }, (_, i) => Math.round(i * 125 + (i % 7)) / 1000),
-      );
-      const rx = pointsBetween(read.get('net_rx|4:eth0')!.pieces, 0, w0 + 86_400);
-      assert.deepEqual(
-        rx.values,
-        Array.from({ length: 360 }, (_, i) => 1000 * i * i),
-      );
-      const fps = pointsBetween(read.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400);
-      const steps = Array.from({ length: 100 }, (_, i) => i + 100).filter((i) => i % 3 !== 0);
-      assert.deepEqual(
-        fps.timesSec,
-        steps.map((i) => w0 + i * 60),
-      );
-      assert.deepEqual(
-        fps.values,
-        steps.map((i) => 25 - (i % 4) / 8),
-      );
-      // A new window next to it is written in format 2; both answer.
-      tier.appendStep(w0 + 6 * 3600, [{ series: info('p1', 'fps'), values: [24, 25] }]);
-      tier.seal();
-      const both = tier.read((s) => s.key === info('p1', 'fps').key, 0, w0 + 86_400);
-      assert.equal(pointsBetween(both.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400).values.at(-1), 24);
-      tier.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('loads a sealed window written in format 2 and answers from it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
-    try {
-      cpSync(join(import.meta.dirname, '..', 'fixtures', 'history', 'v2-minute'), join(dir, 'minute'), {
-        recursive: true,
-      });
-      const { logger, lines } = recordingLogger();
-      const tier = silentTier(dir, logger);
-      tier.load();
-      const w0 = Date.UTC(2026, 0, 5) / 1000;
-      const read = tier.read(() => true, 0, w0 + 86_400);
-      assert.equal(lines.length, 0);
-      const cpu = pointsBetween(read.get('cpu_idle')!.pieces, 0, w0 + 86_400);
-      assert.deepEqual(
-        cpu.timesSec,
-        Array.from({ length: 360 }, (_, i) => w0 + i * 60),
-      );
-      assert.deepEqual(
-        cpu.values,
-        Array.from({ length: 360 }, (_, i) => Math.round(i * 125 + (i % 7)) / 1000),
-      );
-      const rx = pointsBetween(read.get('net_rx|4:eth0')!.pieces, 0, w0 + 86_400);
-      assert.deepEqual(
-        rx.values,
-        Array.from({ length: 360 }, (_, i) => 1000 * i * i),
-      );
-      const fps = pointsBetween(read.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400);
-      const steps = Array.from({ length: 100 }, (_, i) => i + 100).filter((i) => i % 3 !== 0);
-      assert.deepEqual(
-        fps.timesSec,
-        steps.map((i) => w0 + i * 60),
-      );
-      assert.deepEqual(
-        fps.values,
-        steps.map((i) => 25 - (i % 4) / 8),
-      );
-      // A new window next to it is written in format 3; both answer.
-      tier.appendStep(w0 + 6 * 3600, [{ series: info('p1', 'fps'), values: [24, 25] }]);
-      tier.seal();
-      const both = tier.read((s) => s.key === info('p1', 'fps').key, 0, w0 + 86_400);
-      assert.equal(pointsBetween(both.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400).values.at(-1), 24);
-      tier.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  // Sealed windows of the same points written by the format-1 and format-2 writers.
+  for (const { format, fixture } of [
+    { format: 1, fixture: 'v1-minute' },
+    { format: 2, fixture: 'v2-minute' },
+  ])
+    it(`loads a sealed window written in format ${format} and answers from it`, () => {
+      const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
+      try {
+        cpSync(join(import.meta.dirname, '..', 'fixtures', 'history', fixture), join(dir, 'minute'), {
+          recursive: true,
+        });
+        const { logger, lines } = recordingLogger();
+        const tier = silentTier(dir, logger);
+        tier.load();
+        const w0 = Date.UTC(2026, 0, 5) / 1000;
+        const read = tier.read(() => true, 0, w0 + 86_400);
+        assert.equal(lines.length, 0);
+        const cpu = pointsBetween(read.get('cpu_idle')!.pieces, 0, w0 + 86_400);
+        assert.deepEqual(
+          cpu.timesSec,
+          Array.from({ length: 360 }, (_, i) => w0 + i * 60),
+        );
+        assert.deepEqual(
+          cpu.values,
+          Array.from({ length: 360 }, (_, i) => Math.round(i * 125 + (i % 7)) / 1000),
+        );
+        const rx = pointsBetween(read.get('net_rx|4:eth0')!.pieces, 0, w0 + 86_400);
+        assert.deepEqual(
+          rx.values,
+          Array.from({ length: 360 }, (_, i) => 1000 * i * i),
+        );
+        const fps = pointsBetween(read.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400);
+        const steps = Array.from({ length: 100 }, (_, i) => i + 100).filter((i) => i % 3 !== 0);
+        assert.deepEqual(
+          fps.timesSec,
+          steps.map((i) => w0 + i * 60),
+        );
+        assert.deepEqual(
+          fps.values,
+          steps.map((i) => 25 - (i % 4) / 8),
+        );
+        // A new window next to it is written in a later format; both answer.
+        tier.appendStep(w0 + 6 * 3600, [{ series: info('p1', 'fps'), values: [24, 25] }]);
+        tier.seal();
+        const both = tier.read((s) => s.key === info('p1', 'fps').key, 0, w0 + 86_400);
+        const after = pointsBetween(both.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400);
+        assert.deepEqual(after.timesSec, [...steps.map((i) => w0 + i * 60), w0 + 6 * 3600]);
+        assert.deepEqual(after.values, [...steps.map((i) => 25 - (i % 4) / 8), 24]);
+        tier.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 });
