@@ -309,6 +309,30 @@ describe('process API', () => {
     await ok(server, 'DELETE', '/process/one');
   });
 
+  it('shows in state.command the address a referenced output has now, also after that process changes', async () => {
+    // The command of a process without references is kept between requests (it follows from its
+    // config alone); one that reads another process's output must follow that process's updates.
+    const source = (name: string): Record<string, unknown> =>
+      lavfiProcess('src', {
+        output: [{ id: 'out', address: `{memfs}/${name}.m3u8`, options: ['-f', 'hls'] }],
+      });
+    await ok(server, 'POST', '/process', source('first'));
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('reader', { input: [{ id: 'in', address: '#src:output=out' }] }),
+    );
+    const address = (command: string[]): string | undefined => command[command.indexOf('-i') + 1];
+    assert.match(address((await getState(server, 'reader')).command) ?? '', /\/memfs\/first\.m3u8$/);
+    await ok(server, 'PUT', '/process/src', source('second'));
+    assert.match(address((await getState(server, 'reader')).command) ?? '', /\/memfs\/second\.m3u8$/);
+    const list = await ok<ProcessObject[]>(server, 'GET', '/process?id=reader&filter=state');
+    assert.match(address(list[0]?.state?.command ?? []) ?? '', /\/memfs\/second\.m3u8$/);
+    await ok(server, 'DELETE', '/process/reader');
+    await ok(server, 'DELETE', '/process/src');
+  });
+
   it('answers 404 "Unknown process ID" on every route for an unknown id', async () => {
     for (const [method, path, body] of [
       ['GET', '/process/ghost', undefined],

@@ -34,7 +34,8 @@ export function stateJson(input: Parameters<typeof toState>[0]): string {
 /**
  * Encoded progress values and command lines, by object: a tracker hands out the same values object
  * until they change (ProgressTracker.values), the service the same command array until the config
- * does (ProcessService.commandLine); neither is modified once handed out.
+ * does (ProcessService.commandLine, kept by EntryFactory.userCommand); neither is modified once
+ * handed out.
  */
 const progressTexts = new WeakMap<ProgressValues, string>();
 const commandTexts = new WeakMap<readonly string[], string>();
