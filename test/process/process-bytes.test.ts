@@ -8,6 +8,7 @@ import {
   reportBytesOf,
 } from '../../src/process/api/process-bytes.js';
 import { processView, reportView } from '../../src/process/api/views.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { call, lavfiProcess, ok, waitFor } from './support.js';
 
@@ -107,15 +108,8 @@ describe('process answers from cached fragments', () => {
 
   it('stay the straightforward encoding while random changes and questions interleave', async () => {
     const service = server.app.processes;
-    // Deterministic (mulberry32) so that a failure can be replayed.
-    let seed = 16;
-    const random = (): number => {
-      seed = (seed + 0x6d2b79f5) >>> 0;
-      let t = seed;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    // Deterministic so that a failure can be replayed.
+    const random = seededRandom(16);
     const ids = ['r-0', 'r-1', 'r-2', 'r-3'];
     const existing = new Set<string>();
     const config = (id: string): Record<string, unknown> => {
