@@ -5,6 +5,13 @@ import type { ProcessTable } from './process-table.js';
 
 /** Period of the supervision timer (stale, limits, rates, cleanup), milliseconds. */
 const TICK_MS = 1000;
+/**
+ * Supervisors ticked in one turn of the event loop. Each tick reads two `/proc` files (about
+ * 30 µs each on this VM) and updates rates; 200 processes in one turn blocked the loop for 10 ms
+ * and more, which every request arriving meanwhile waited for (docs/performance.md, "A full
+ * server"). Slices of this size keep each turn around a millisecond.
+ */
+const SUPERVISORS_PER_TURN = 20;
 
 /**
  * The once-per-second work over all processes: each supervisor's tick (rates, limits, stale
@@ -46,11 +53,7 @@ export class Housekeeping {
 
   private tick(): void {
     const now = this.now();
-    for (const entry of this.table.all()) {
-      entry.supervisor.tick(now).catch((error: unknown) => {
-        this.logger.error({ err: error, process: entry.config.id }, 'process tick failed');
-      });
-    }
+    this.tickSlice([...this.table.all()], 0, now);
     if (this.cleaning) return;
     const rules = [...this.table.all()].flatMap((entry) => rulesOf(entry.resolved));
     if (rules.length === 0) return;
@@ -58,5 +61,19 @@ export class Housekeeping {
     applyCleanup(rules, this.filesystems, now)
       .catch((error: unknown) => this.logger.error({ err: error }, 'cleanup rules failed'))
       .finally(() => (this.cleaning = false));
+  }
+
+  /** Ticks the supervisors of `entries` from `from` on, a slice per turn of the event loop. */
+  private tickSlice(entries: readonly ProcessEntry[], from: number, now: number): void {
+    const end = Math.min(entries.length, from + SUPERVISORS_PER_TURN);
+    for (let index = from; index < end; index++) {
+      const entry = entries[index] as ProcessEntry;
+      try {
+        entry.supervisor.tick(now);
+      } catch (error) {
+        this.logger.error({ err: error, process: entry.config.id }, 'process tick failed');
+      }
+    }
+    if (end < entries.length) setImmediate(() => this.tickSlice(entries, end, now));
   }
 }

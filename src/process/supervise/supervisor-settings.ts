@@ -29,7 +29,7 @@ export interface SupervisorDeps {
   /** Wall clock, Unix milliseconds. */
   now: () => number;
   logger: Logger;
-  readUsage: (pid: number) => Promise<ProcessUsageSample | undefined>;
+  readUsage: (pid: number) => ProcessUsageSample | undefined;
   /** Logical CPUs, for CPU percentages of the whole machine. */
   cpus: number;
   budget: OutputBudget;

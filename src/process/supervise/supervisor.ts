@@ -190,7 +190,7 @@ export class Supervisor {
   }
 
   /** Once per second: rates, CPU and memory, limits, stale timeout, output budget. */
-  async tick(nowMs: number): Promise<void> {
+  tick(nowMs: number): void {
     this.vstats?.tick();
     const run = this.run;
     if (run === undefined) return;
@@ -204,14 +204,13 @@ export class Supervisor {
       void this.terminate('stale');
       return;
     }
-    await this.sampleUsage(run, nowMs);
+    this.sampleUsage(run, nowMs);
   }
 
-  private async sampleUsage(run: FfmpegRun, nowMs: number): Promise<void> {
+  private sampleUsage(run: FfmpegRun, nowMs: number): void {
     const pid = run.pid;
     if (pid === undefined) return;
-    const current = (): boolean => run === this.run && this.record.state === 'running';
-    const exceeded = await this.usage.sample(pid, nowMs, current);
+    const exceeded = this.usage.sample(pid, nowMs);
     if (exceeded !== undefined) {
       this.note(`streamcore: ${exceeded}, stopping`);
       void this.terminate('resource limit');

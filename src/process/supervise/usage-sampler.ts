@@ -2,17 +2,16 @@ import type { ProcessUsageSample } from './proc-usage.js';
 import { ResourceWatch, type ResourceLimits } from './resource-watch.js';
 
 /**
- * Reads one run's CPU and memory from `/proc` once per tick, one read at a time (a slow read is
- * not stacked up), and checks the limits on every sample.
+ * Reads one run's CPU and memory from `/proc` once per tick (synchronously: proc-usage.ts says
+ * why) and checks the limits on every sample.
  */
 export class UsageSampler {
   private watch: ResourceWatch;
-  private sampling = false;
 
   constructor(
     private readonly limits: ResourceLimits,
     private readonly cpus: number,
-    private readonly readUsage: (pid: number) => Promise<ProcessUsageSample | undefined>,
+    private readonly readUsage: (pid: number) => ProcessUsageSample | undefined,
   ) {
     this.watch = new ResourceWatch(limits, cpus);
   }
@@ -27,19 +26,9 @@ export class UsageSampler {
     this.watch = new ResourceWatch(this.limits, this.cpus);
   }
 
-  /**
-   * Samples `pid` unless a read is under way. `stillCurrent` is asked once the read is back (the
-   * run may have ended meanwhile); returns why the child must be stopped, or `undefined`.
-   */
-  async sample(pid: number, nowMs: number, stillCurrent: () => boolean): Promise<string | undefined> {
-    if (this.sampling) return undefined;
-    this.sampling = true;
-    try {
-      const sample = await this.readUsage(pid);
-      if (sample === undefined || !stillCurrent()) return undefined;
-      return this.watch.update(sample, nowMs);
-    } finally {
-      this.sampling = false;
-    }
+  /** Samples `pid`; returns why the child must be stopped, or `undefined`. */
+  sample(pid: number, nowMs: number): string | undefined {
+    const sample = this.readUsage(pid);
+    return sample === undefined ? undefined : this.watch.update(sample, nowMs);
   }
 }
