@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { Tier } from '../src/monitor/history/tier.js';
-import { countPoints, TIERS } from './history-engines.js';
+import { readPoints, TIERS, verifyPieces } from './history-engines.js';
 
 const [dir, queryFile] = process.argv.slice(2);
 const query = JSON.parse(readFileSync(queryFile!, 'utf8')) as {
@@ -22,9 +22,10 @@ tier.load();
 const keys = new Set(query.keys);
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
-const count = countPoints(tier, keys, query.fromSec, query.toSec);
+const answer = readPoints(tier, keys, query.fromSec, query.toSec);
 const wall = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
+const count = verifyPieces(answer, query.fromSec, query.toSec);
 if (count !== query.points) throw new Error(`read ${count} points, expected ${query.points}`);
 console.log(JSON.stringify({ wall, cpu: (cpu.user + cpu.system) / 1000 }));
 tier.close();

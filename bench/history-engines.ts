@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Tier } from '../src/monitor/history/tier.js';
 import type { SeriesInfo } from '../src/monitor/history/series-kind.js';
+import type { TierPiece } from '../src/monitor/history/tier-piece.js';
 import type { LoggedPoint } from '../src/monitor/history/window-log.js';
 
 export type TierName = 'minute' | 'hour';
@@ -19,11 +20,23 @@ export const TIERS: Record<TierName, { stepSec: number; windowSec: number; reten
   hour: { stepSec: 3600, windowSec: 10 * 86_400, retentionSec: 400 * 86_400 },
 };
 
+/** What an engine's query returns; only its own `verify` looks inside. */
+export type Answer = unknown;
+
 export interface BenchEngine {
   readonly name: string;
   appendStep(tier: TierName, stepSec: number, points: readonly LoggedPoint[]): void;
-  /** Points read of the series in `keys`, step start in [fromSec, toSec]. */
-  query(tier: TierName, keys: ReadonlySet<string>, fromSec: number, toSec: number): number;
+  /**
+   * The query the bench times: the points of the series in `keys` with step start in
+   * [fromSec, toSec], in the engine's own answer form (ready for a consumer: typed arrays, rows,
+   * parsed values).
+   */
+  query(tier: TierName, keys: ReadonlySet<string>, fromSec: number, toSec: number): Answer;
+  /**
+   * Verification, not timed: the points of an answer, each checked to lie in [fromSec, toSec]
+   * (throws otherwise).
+   */
+  verify(answer: Answer, fromSec: number, toSec: number): number;
   diskBytes(tier: TierName): number;
   /** Forgets what is cached in memory (decoded values, parsed indexes): the next query is cold. */
   reopen(): void;
@@ -39,7 +52,8 @@ export function chunkEngine(dir: string): BenchEngine & { dir: string; tier(name
     dir,
     tier: (name) => tiers[name],
     appendStep: (tier, stepSec, points) => void tiers[tier].appendStep(stepSec, points),
-    query: (tier, keys, fromSec, toSec) => countPoints(tiers[tier], keys, fromSec, toSec),
+    query: (tier, keys, fromSec, toSec) => readPoints(tiers[tier], keys, fromSec, toSec),
+    verify: (answer, fromSec, toSec) => verifyPieces(answer as TierPiece[][], fromSec, toSec),
     diskBytes: (tier) => tiers[tier].diskBytes,
     reopen() {
       tiers.minute.close();
@@ -55,14 +69,62 @@ export function chunkEngine(dir: string): BenchEngine & { dir: string; tier(name
   };
 }
 
-/** Points of the series in `keys` with step start in [fromSec, toSec], read from `tier`. */
-export function countPoints(tier: Tier, keys: ReadonlySet<string>, fromSec: number, toSec: number): number {
+/**
+ * The points of the series in `keys` with step start in [fromSec, toSec], read from `tier`: per
+ * series its pieces cut to the range, as views of the decoded values (a binary search at each end
+ * of a piece; a tier answers whole windows and the first and last may reach past the range).
+ */
+export function readPoints(
+  tier: Tier,
+  keys: ReadonlySet<string>,
+  fromSec: number,
+  toSec: number,
+): TierPiece[][] {
+  const answer: TierPiece[][] = [];
+  for (const { pieces } of tier.read((s) => keys.has(s.key), fromSec, toSec).values()) {
+    const inRange: TierPiece[] = [];
+    for (const piece of pieces) {
+      const from = firstStepAtOrAfter(piece, fromSec);
+      const to = firstStepAtOrAfter(piece, toSec + 1);
+      if (to > from) {
+        inRange.push({
+          startSec: piece.startSec,
+          stepSec: piece.stepSec,
+          steps: piece.steps.subarray(from, to),
+          values: piece.values.subarray(from, to),
+        });
+      }
+    }
+    answer.push(inRange);
+  }
+  return answer;
+}
+
+/** The index of the first point of `piece` whose step starts at or after `timeSec` (steps increase). */
+function firstStepAtOrAfter(piece: TierPiece, timeSec: number): number {
+  let low = 0;
+  let high = piece.steps.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (piece.startSec + piece.steps[middle]! * piece.stepSec < timeSec) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Points of an answer of `readPoints`, every one checked to lie in [fromSec, toSec], in order. */
+export function verifyPieces(answer: readonly TierPiece[][], fromSec: number, toSec: number): number {
   let count = 0;
-  for (const series of tier.read((s) => keys.has(s.key), fromSec, toSec).values()) {
-    for (const piece of series.pieces) {
+  for (const pieces of answer) {
+    let previous = Number.NEGATIVE_INFINITY;
+    for (const piece of pieces) {
+      if (piece.values.length !== piece.steps.length) throw new Error('a piece with fewer values than steps');
       for (let i = 0; i < piece.steps.length; i++) {
         const timeSec = piece.startSec + piece.steps[i]! * piece.stepSec;
-        if (timeSec >= fromSec && timeSec <= toSec) count++;
+        if (timeSec < fromSec || timeSec > toSec || timeSec <= previous)
+          throw new Error(`point at ${timeSec} outside [${fromSec}, ${toSec}] or out of order`);
+        previous = timeSec;
+        count++;
       }
     }
   }
@@ -82,7 +144,8 @@ export function jsonEngine(dir: string): BenchEngine {
       appendFileSync(fileOf(tier, stepSec), `${JSON.stringify({ t: stepSec, p: line })}\n`);
     },
     query(tier, keys, fromSec, toSec) {
-      let count = 0;
+      // Per step in the range: its time and the values of the wanted series it has.
+      const answer: { t: number; values: number[][] }[] = [];
       for (const name of readdirSync(join(dir, tier)).sort()) {
         const start = Number(name.split('.')[0]);
         if (start + TIERS[tier].windowSec <= fromSec || start > toSec) continue;
@@ -90,8 +153,21 @@ export function jsonEngine(dir: string): BenchEngine {
           if (text === '') continue;
           const step = JSON.parse(text) as { t: number; p: Record<string, number[]> };
           if (step.t < fromSec || step.t > toSec) continue;
-          for (const key of keys) if (step.p[key] !== undefined) count++;
+          const values: number[][] = [];
+          for (const key of keys) {
+            const point = step.p[key];
+            if (point !== undefined) values.push(point);
+          }
+          answer.push({ t: step.t, values });
         }
+      }
+      return answer;
+    },
+    verify(answer, fromSec, toSec) {
+      let count = 0;
+      for (const { t, values } of answer as { t: number; values: number[][] }[]) {
+        if (t < fromSec || t > toSec) throw new Error(`point at ${t} outside [${fromSec}, ${toSec}]`);
+        count += values.length;
       }
       return count;
     },
@@ -160,10 +236,20 @@ export function sqliteEngine(dir: string): BenchEngine | undefined {
       })();
     },
     query(tier, keys, fromSec, toSec) {
-      let count = 0;
+      const answer: unknown[][] = [];
       for (const key of keys) {
         const id = ids.get(key);
-        if (id !== undefined) count += select[tier].all(id, fromSec, toSec).length;
+        if (id !== undefined) answer.push(select[tier].all(id, fromSec, toSec));
+      }
+      return answer;
+    },
+    verify(answer, fromSec, toSec) {
+      let count = 0;
+      for (const rows of answer as { t: number }[][]) {
+        for (const { t } of rows) {
+          if (t < fromSec || t > toSec) throw new Error(`point at ${t} outside [${fromSec}, ${toSec}]`);
+          count++;
+        }
       }
       return count;
     },

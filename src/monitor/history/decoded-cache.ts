@@ -22,13 +22,14 @@ export interface DecodedFile {
  * Decoded values of sealed (immutable) segment files, bounded in bytes: a chart that asks for the
  * same year again (a range picker, live updates) reads no file and decodes nothing, and the
  * memory stays bounded whatever the retention. Files are the unit of eviction (least recently
- * used first); the bytes counted are those of the buffers the kept entries hold, each buffer
- * once however many entries share it, so the bound is on memory.
+ * used first); the bytes counted are those of the memory the kept entries hold: each
+ * `ArrayBuffer` once, whole, however many entries and series share it (a query decodes all its
+ * series into one), so the bound is on memory.
  */
 export class DecodedCache {
   private readonly files = new Map<string, DecodedFile[]>();
-  /** Entries holding each buffer. */
-  private readonly holders = new Map<Float64Array | Int32Array, number>();
+  /** Entries holding each buffer (the memory under the entries' views). */
+  private readonly holders = new Map<ArrayBufferLike, number>();
   private readonly maxBytes: number;
   private bytes = 0;
 
@@ -94,13 +95,15 @@ export class DecodedCache {
     return this.bytes;
   }
 
-  private hold(buffer: Float64Array | Int32Array): void {
+  private hold(view: Float64Array | Int32Array): void {
+    const buffer = view.buffer;
     const holders = this.holders.get(buffer) ?? 0;
     if (holders === 0) this.bytes += buffer.byteLength;
     this.holders.set(buffer, holders + 1);
   }
 
-  private unhold(buffer: Float64Array | Int32Array): void {
+  private unhold(view: Float64Array | Int32Array): void {
+    const buffer = view.buffer;
     const holders = this.holders.get(buffer)! - 1;
     if (holders > 0) {
       this.holders.set(buffer, holders);

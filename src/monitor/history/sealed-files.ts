@@ -14,8 +14,14 @@ interface SealedFile {
   bytes: number;
 }
 
-/** Indexes of sealed files kept parsed, per tier: a chart's repeated range reads them again. */
+/**
+ * Indexes of sealed files kept parsed, per tier, by count and by bytes (the most recently used
+ * first): loading parses every index anyway to check it, and a chart's repeated range reads
+ * them again. A year of the hour tier is 37 files; the bytes bound matters for servers with
+ * thousands of series (about 40 bytes per series and file).
+ */
 const INDEX_CACHE_SIZE = 64;
+const INDEX_CACHE_BYTES = 16 << 20;
 /** Decoded values kept per tier, bytes (a year of hourly points of 100 series takes about 11 MiB). */
 const DECODED_CACHE_BYTES = 32 << 20;
 
@@ -29,6 +35,7 @@ export class SealedFiles {
   private readonly windowSec: number;
   private readonly logger: Logger;
   private readonly indexCache = new Map<string, SegmentIndex>();
+  private indexCacheBytes = 0;
   private readonly decoded = new DecodedCache(DECODED_CACHE_BYTES);
   private readonly tables = new SeriesTables();
 
@@ -37,11 +44,15 @@ export class SealedFiles {
     this.logger = logger;
   }
 
-  /** Checks a file's index and adds it; a damaged one is left on disk, skipped, and logged once. */
+  /**
+   * Checks a file's index and adds it, keeping the parsed index (load files oldest first: the
+   * newest stay when the cache is full); a damaged one is left on disk, skipped, and logged once.
+   */
   load(startSec: number, path: string): void {
     try {
-      readSegmentIndex(path, this.tables);
+      const index = readSegmentIndex(path, this.tables);
       this.add(startSec, path, statSync(path).size);
+      this.remember(path, index);
     } catch (error) {
       this.skip(path, error);
     }
@@ -140,16 +151,30 @@ export class SealedFiles {
       return index;
     }
     index = readSegmentIndex(path, this.tables);
-    if (this.indexCache.size >= INDEX_CACHE_SIZE) {
-      const oldest = this.indexCache.keys().next();
-      if (oldest.done !== true) this.indexCache.delete(oldest.value);
-    }
-    this.indexCache.set(path, index);
+    this.remember(path, index);
     return index;
   }
 
-  private forget(path: string): void {
+  /** Caches a parsed index as the most recently used, dropping the least recently used beyond the bounds. */
+  private remember(path: string, index: SegmentIndex): void {
+    this.forgetIndex(path);
+    this.indexCache.set(path, index);
+    this.indexCacheBytes += index.byteLength;
+    for (const oldest of this.indexCache.keys()) {
+      if (this.indexCache.size <= INDEX_CACHE_SIZE && this.indexCacheBytes <= INDEX_CACHE_BYTES) break;
+      if (oldest !== path) this.forgetIndex(oldest);
+    }
+  }
+
+  private forgetIndex(path: string): void {
+    const index = this.indexCache.get(path);
+    if (index === undefined) return;
     this.indexCache.delete(path);
+    this.indexCacheBytes -= index.byteLength;
+  }
+
+  private forget(path: string): void {
+    this.forgetIndex(path);
     this.decoded.dropFile(path);
   }
 

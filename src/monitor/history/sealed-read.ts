@@ -91,14 +91,28 @@ export function readSealed(
     const index = files[f]!.index;
     countMissing(index.rows, index.format, pairs[f]!, cached[f], missing, missingSteps);
   }
+  // One buffer for every series' values and one for their stored steps, each series a view of
+  // them: one allocation instead of one or two per series (with a zeroed and first-touched buffer
+  // per series, allocating was a fifth of a cold year's read).
+  let valueCount = 0;
+  let stepCount = 0;
+  for (let slot = 0; slot < slots; slot++) {
+    valueCount += missing[slot]!;
+    stepCount += missingSteps[slot]!;
+  }
+  const allValues = new Float64Array(valueCount);
+  const allSteps = stepCount > 0 ? new Int32Array(stepCount) : undefined;
   const slotValues: Float64Array[] = [];
   const slotSteps: (Int32Array | undefined)[] = [];
-  let allocated = 0;
+  let valuesAt = 0;
+  let stepsAt = 0;
   for (let slot = 0; slot < slots; slot++) {
-    slotValues.push(new Float64Array(missing[slot]!));
-    slotSteps.push(missingSteps[slot]! > 0 ? new Int32Array(missingSteps[slot]!) : undefined);
-    allocated += 8 * missing[slot]! + 4 * missingSteps[slot]!;
+    slotValues.push(allValues.subarray(valuesAt, (valuesAt += missing[slot]!)));
+    slotSteps.push(
+      missingSteps[slot]! > 0 ? allSteps!.subarray(stepsAt, (stepsAt += missingSteps[slot]!)) : undefined,
+    );
   }
+  const allocated = allValues.byteLength + (allSteps?.byteLength ?? 0);
   const caching = allocated <= cache.limitBytes;
   const fill = FILL.reset(slots);
   const segments = SEGMENTS.reset(segmentCapacity);

@@ -50,7 +50,10 @@ export class Tier {
   /** Loads the files: sealed windows by name, the newest log as the open window (older logs are sealed). */
   load(): void {
     const logs: number[] = [];
-    for (const name of readdirSync(this.dir)) {
+    // Oldest first (names are window starts): the sealed files keep the newest indexes parsed.
+    const startOf = (name: string): number => Number(/^\d+/.exec(name)?.[0] ?? -1);
+    const names = readdirSync(this.dir).sort((a, b) => startOf(a) - startOf(b));
+    for (const name of names) {
       const match = /^(\d+)\.(seg|wal)$/.exec(name);
       if (match === null) {
         // A temporary file of a segment write that did not finish.
