@@ -41,5 +41,12 @@ export async function gzipInPieces(
   const trailer = Buffer.alloc(8);
   trailer.writeUInt32LE(crc32(bytes) >>> 0, 0);
   trailer.writeUInt32LE(bytes.length >>> 0, 4);
-  return Buffer.concat([GZIP_HEADER, ...(await Promise.all(deflated)), trailer]);
+  // Settled, all of them: none still reads `bytes` when this returns (the caller may reuse them).
+  const settled = await Promise.allSettled(deflated);
+  const parts: Buffer[] = [];
+  for (const result of settled) {
+    if (result.status === 'rejected') throw result.reason;
+    parts.push(result.value);
+  }
+  return Buffer.concat([GZIP_HEADER, ...parts, trailer]);
 }

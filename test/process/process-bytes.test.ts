@@ -5,6 +5,7 @@ import {
   configBytesOf,
   processBytes,
   processListBytes,
+  processListPieces,
   reportBytesOf,
 } from '../../src/process/api/process-bytes.js';
 import { processView, reportView } from '../../src/process/api/views.js';
@@ -132,6 +133,7 @@ describe('process answers from cached fragments', () => {
       };
     };
     let compared = 0;
+    const reused = Buffer.alloc(1 << 20, '#');
     const done = new Set<string>();
     const note = (what: string, status: number): boolean => {
       if (status === 200) done.add(what);
@@ -168,11 +170,16 @@ describe('process answers from cached fragments', () => {
       for (let repeat = 0; repeat < 2; repeat++) {
         const entries = service.sortedEntries();
         for (const parts of PART_SETS) {
+          const expected = JSON.stringify(entries.map((entry) => processView(service, entry, parts)));
           assert.equal(
             processListBytes(service, entries, parts).toString('utf8'),
-            JSON.stringify(entries.map((entry) => processView(service, entry, parts))),
+            expected,
             `step ${step} ${[...parts].join(',')}`,
           );
+          // Written into a reused buffer still holding an earlier, possibly longer answer.
+          const pieces = processListPieces(service, entries, parts);
+          assert.equal(pieces.length, Buffer.byteLength(expected));
+          assert.equal(pieces.writeTo(reused).toString('utf8'), expected, `step ${step} reused buffer`);
         }
         compared++;
       }

@@ -29,19 +29,62 @@ const STATE_KEY = Buffer.from(',"state":');
 const REPORT_KEY = Buffer.from(',"report":');
 const METADATA_KEY = Buffer.from(',"metadata":');
 
+/**
+ * An answer as pieces: encoded parts kept per process (Buffers) and the parts encoded per request
+ * (strings, written as UTF-8 straight into the answer instead of each into a Buffer of its own).
+ */
+export class JsonPieces {
+  /** The answer's length in bytes. */
+  readonly length: number;
+
+  constructor(private readonly pieces: readonly (Buffer | string)[]) {
+    let length = 0;
+    for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
+    this.length = length;
+  }
+
+  /** The answer written at the start of `target` (at least `length` bytes), as a view of it. */
+  writeTo(target: Buffer): Buffer {
+    let offset = 0;
+    for (const piece of this.pieces) {
+      if (typeof piece === 'string') {
+        offset += target.write(piece, offset);
+      } else {
+        target.set(piece, offset);
+        offset += piece.length;
+      }
+    }
+    return target.subarray(0, offset);
+  }
+
+  /** The answer in a Buffer of its own. */
+  toBuffer(): Buffer {
+    return this.writeTo(Buffer.allocUnsafe(this.length));
+  }
+}
+
 /** The JSON array of the process objects of `entries`, each with the parts in `parts`. */
 export function processListBytes(
   service: ProcessService,
   entries: readonly ProcessEntry[],
   parts: ReadonlySet<ProcessPart>,
 ): Buffer {
-  const chunks: Buffer[] = [OPEN_LIST];
+  return processListPieces(service, entries, parts).toBuffer();
+}
+
+/** `processListBytes` as pieces, to be written where the caller wants them. */
+export function processListPieces(
+  service: ProcessService,
+  entries: readonly ProcessEntry[],
+  parts: ReadonlySet<ProcessPart>,
+): JsonPieces {
+  const pieces: (Buffer | string)[] = [OPEN_LIST];
   for (const [index, entry] of entries.entries()) {
-    if (index > 0) chunks.push(COMMA);
-    pushProcess(chunks, service, entry, parts);
+    if (index > 0) pieces.push(COMMA);
+    pushProcess(pieces, service, entry, parts);
   }
-  chunks.push(CLOSE_LIST);
-  return Buffer.concat(chunks);
+  pieces.push(CLOSE_LIST);
+  return new JsonPieces(pieces);
 }
 
 /** One process object with the parts in `parts`. */
@@ -50,9 +93,9 @@ export function processBytes(
   entry: ProcessEntry,
   parts: ReadonlySet<ProcessPart>,
 ): Buffer {
-  const chunks: Buffer[] = [];
-  pushProcess(chunks, service, entry, parts);
-  return Buffer.concat(chunks);
+  const pieces: (Buffer | string)[] = [];
+  pushProcess(pieces, service, entry, parts);
+  return new JsonPieces(pieces).toBuffer();
 }
 
 /** The `/report` of one process. */
@@ -95,15 +138,15 @@ function headBytesOf(entry: ProcessEntry): Buffer {
 
 /** Key order as `toProcess`: id, type, reference, created_at, updated_at, then the parts. */
 function pushProcess(
-  chunks: Buffer[],
+  chunks: (Buffer | string)[],
   service: ProcessService,
   entry: ProcessEntry,
   parts: ReadonlySet<ProcessPart>,
 ): void {
   chunks.push(headBytesOf(entry));
   if (parts.has('config')) chunks.push(CONFIG_KEY, configBytesOf(entry));
-  if (parts.has('state')) chunks.push(STATE_KEY, Buffer.from(stateViewJson(service, entry)));
+  if (parts.has('state')) chunks.push(STATE_KEY, stateViewJson(service, entry));
   if (parts.has('report')) chunks.push(REPORT_KEY, reportBytesOf(entry));
-  if (parts.has('metadata')) chunks.push(METADATA_KEY, Buffer.from(JSON.stringify(entry.metadata)));
+  if (parts.has('metadata')) chunks.push(METADATA_KEY, JSON.stringify(entry.metadata));
   chunks.push(CLOSE_OBJECT);
 }
