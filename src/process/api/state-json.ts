@@ -16,7 +16,7 @@ export function stateJson(input: Parameters<typeof toState>[0]): string {
   }
   let command = commandTexts.get(input.command);
   if (command === undefined) {
-    command = json(input.command);
+    command = JSON.stringify(input.command);
     commandTexts.set(input.command, command);
   }
   return (
@@ -82,10 +82,24 @@ function num(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
 }
 
-/** Any other value, as `JSON.stringify` writes it. */
-function json(value: unknown): string {
-  return JSON.stringify(value);
+/**
+ * A string as `JSON.stringify` writes it, kept by value: a state has about twenty strings (order,
+ * state, last log line, each stream's id, address, format, type, codec…) that repeat from request
+ * to request, and `JSON.stringify` of each was the largest JavaScript item of the list's state
+ * encoding in a profile with 100 processes. Cleared when full, so changing log lines cannot grow it.
+ */
+function json(value: string): string {
+  let text = jsonTexts.get(value);
+  if (text === undefined) {
+    if (jsonTexts.size >= MAX_KEPT_JSON_TEXTS) jsonTexts.clear();
+    text = JSON.stringify(value);
+    jsonTexts.set(value, text);
+  }
+  return text;
 }
+
+const MAX_KEPT_JSON_TEXTS = 4096;
+const jsonTexts = new Map<string, string>();
 
 /** `,"key":value`, or nothing when the value is `undefined` (as `JSON.stringify` leaves it out). */
 function optional(key: string, value: number | undefined): string {
