@@ -45,8 +45,11 @@ export async function registerMetricsApi(
     sendBody(reply, JSON_TYPE, catalogBody);
   const query = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
     const raw = request.body as RawJsonBody | undefined;
-    const answer =
-      (raw !== undefined ? monitor.query.cachedAnswer(raw.text) : undefined) ?? answerQuery(monitor, raw);
+    const cached = raw !== undefined ? monitor.query.cachedAnswer(raw.text) : undefined;
+    if (cached !== undefined) return sendBody(reply, JSON_TYPE, cached);
+    const answer = answerQuery(monitor, raw);
+    // 'finish': the last byte is with the kernel, so the answer's memory can serve another answer.
+    reply.raw.once('finish', () => monitor.query.written(answer));
     return sendBody(reply, JSON_TYPE, answer);
   };
   for (const path of ['/metrics', '/metrics/']) {

@@ -18,6 +18,7 @@ import type { SeriesFragments, StepValues } from './series-fragments.js';
 const COMMA = Buffer.from(',');
 const SERIES_END = Buffer.from(']}');
 const ANSWER_END = Buffer.from(']}');
+const allocateUnpooled = (length: number): Buffer => Buffer.allocUnsafe(length);
 
 /**
  * The answer of a query assembled from encoded fragments (series-fragments.ts): per matching
@@ -29,7 +30,7 @@ const ANSWER_END = Buffer.from(']}');
  * history kept at a coarser step) can answer a series the same way.
  *
  * Undefined when the fragments decline (too many distinct steps in this snapshot): the caller
- * then evaluates the plain way.
+ * then evaluates the plain way. `allocate` gives the memory of the answer itself (answer-buffers.ts).
  */
 export function assembleAnswer(
   store: MetricStore,
@@ -40,8 +41,9 @@ export function assembleAnswer(
   selection: SeriesSelection,
   deadline: QueryDeadline,
   history?: MetricHistory,
+  allocate: (length: number) => Buffer = allocateUnpooled,
 ): Buffer | undefined {
-  const writer = new AnswerWriter();
+  const writer = new AnswerWriter(allocate);
   writer.push(head);
   if (store.snapshotCount === 0) {
     writer.push(ANSWER_END);
@@ -69,7 +71,7 @@ export function assembleAnswer(
     }
     let block = fragments.metricBlock(metricIndex, source.variant);
     if (block === undefined) {
-      const out = new AnswerWriter();
+      const out = new AnswerWriter((length) => fragments.blockMemory(length));
       walk.write(metricIndex, out, true);
       block = out.toBuffer();
       fragments.keepMetricBlock(metricIndex, source.variant, block);
@@ -188,10 +190,15 @@ class SeriesWalk {
 
 /** Byte ranges collected first, then copied once into a buffer of the exact length. */
 class AnswerWriter {
+  private readonly allocate: (length: number) => Buffer;
   private readonly buffers: Buffer[] = [];
   private readonly starts: number[] = [];
   private length = 0;
   private objects = 0;
+
+  constructor(allocate: (length: number) => Buffer) {
+    this.allocate = allocate;
+  }
 
   push(buffer: Buffer, start = 0): void {
     this.buffers.push(buffer);
@@ -222,7 +229,7 @@ class AnswerWriter {
   }
 
   toBuffer(): Buffer {
-    const out = Buffer.allocUnsafe(this.length);
+    const out = this.allocate(this.length);
     let offset = 0;
     for (let i = 0; i < this.buffers.length; i++) {
       const buffer = this.buffers[i]!;

@@ -1,6 +1,7 @@
 import { EncodedBody } from '../../http/index.js';
 import type { MetricHistory } from '../history/index.js';
 import type { MetricStore } from '../store/index.js';
+import { AnswerBuffers } from './answer-buffers.js';
 import { assembleAnswer } from './assemble-answer.js';
 import { QueryDeadline } from './deadline.js';
 import { answerHead, evaluateQuery } from './evaluate.js';
@@ -28,6 +29,8 @@ export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]
  * answers are cached for the snapshot, by the request's raw text (a dashboard repeating the same
  * body byte for byte is answered without parsing) and by the query's canonical key. Patterns are
  * compiled once and kept in a bounded cache. Every query has a time budget (`QueryDeadline`).
+ * An assembled answer that no cache keeps is written into memory reused from earlier such answers
+ * (answer-buffers.ts); the caller reports with `written` when its response is out.
  */
 export class MetricsQueryService {
   private readonly store: MetricStore | undefined;
@@ -43,6 +46,10 @@ export class MetricsQueryService {
   private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
   private cachedSeq = -1;
   private readonly history: MetricHistory | undefined;
+  private readonly buffers = new AnswerBuffers();
+  private readonly allocate = (length: number): Buffer => this.buffers.acquire(length);
+  /** Answers whose bytes came from `buffers` and that no cache holds: each was given to one request. */
+  private readonly reusable = new WeakSet<EncodedBody>();
 
   /**
    * `store` undefined: collection is disabled. `now`: a monotonic clock (ms) for the time budget.
@@ -82,8 +89,10 @@ export class MetricsQueryService {
     this.dropStaleAnswers();
     let answer = this.byKey.get(query.key);
     if (answer === undefined) {
-      answer = this.evaluate(query, deadline);
+      const evaluated = this.evaluate(query, deadline);
+      answer = evaluated.answer;
       if (this.fits(answer.bytes.length + query.key.length)) this.byKey.set(query.key, answer);
+      else if (evaluated.pooled) this.reusable.add(answer);
     }
     if (text !== undefined && this.byKey.get(query.key) === answer && this.fits(text.length)) {
       this.byText.set(text, answer);
@@ -91,9 +100,20 @@ export class MetricsQueryService {
     return answer;
   }
 
-  private evaluate(query: MetricsQuery, deadline: QueryDeadline): EncodedBody {
+  /**
+   * To be called once the response carrying `answer` (from `answer`) has been written, its last
+   * byte handed to the kernel, and not before: an answer no cache holds gives its memory back for
+   * later answers. Any other answer is left alone; a second call for the same answer does nothing.
+   */
+  written(answer: EncodedBody): void {
+    if (this.reusable.delete(answer)) this.buffers.release(answer.bytes);
+  }
+
+  /** `pooled`: the answer's bytes came from `buffers`. */
+  private evaluate(query: MetricsQuery, deadline: QueryDeadline): { answer: EncodedBody; pooled: boolean } {
     const store = this.store;
-    if (store === undefined || this.fragments === undefined) return this.disabledAnswer;
+    if (store === undefined || this.fragments === undefined)
+      return { answer: this.disabledAnswer, pooled: false };
     const selection =
       query.timerangeSec !== undefined && query.items.length === 0
         ? SeriesSelection.all()
@@ -107,10 +127,13 @@ export class MetricsQueryService {
       selection,
       deadline,
       this.history,
+      this.allocate,
     );
-    return new EncodedBody(
-      assembled ?? evaluateQuery(store, this.retention, query, selection, deadline, this.history),
-    );
+    if (assembled !== undefined) return { answer: new EncodedBody(assembled), pooled: true };
+    return {
+      answer: new EncodedBody(evaluateQuery(store, this.retention, query, selection, deadline, this.history)),
+      pooled: false,
+    };
   }
 
   /** Counts `bytes` against the cache bound if they fit. */

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MetricsQueryService, parseMetricsQuery } from '../../src/monitor/query/index.js';
+import { AnswerBuffers, MIN_POOLED_BYTES } from '../../src/monitor/query/answer-buffers.js';
+import { BlockArena } from '../../src/monitor/query/block-arena.js';
+import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
+import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
+import { SeriesSelection } from '../../src/monitor/query/select.js';
+import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
+import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
+
+const LIMITS = {
+  maxItems: 1000,
+  maxPatternLength: 1000,
+  maxTotalPatternLength: 16_000,
+  maxProgramSize: 20_000,
+  maxTimeMs: 60_000,
+};
+
+describe('answer buffers', () => {
+  it('hands out exactly the asked length, and a released block again for a similar size', () => {
+    const buffers = new AnswerBuffers();
+    const first = buffers.acquire(200_000);
+    assert.equal(first.length, 200_000);
+    buffers.release(first);
+    const second = buffers.acquire(190_000);
+    assert.equal(second.length, 190_000);
+    assert.equal(second.buffer, first.buffer, 'the released block');
+    assert.equal(buffers.keptBytes, 0);
+  });
+
+  it('never hands one block to two holders', () => {
+    const buffers = new AnswerBuffers();
+    const a = buffers.acquire(100_000);
+    const b = buffers.acquire(100_000);
+    assert.notEqual(a.buffer, b.buffer, 'both held: two blocks');
+    buffers.release(a);
+    buffers.release(a);
+    const c = buffers.acquire(100_000);
+    const d = buffers.acquire(100_000);
+    assert.equal(c.buffer, a.buffer);
+    assert.notEqual(d.buffer, a.buffer, 'released twice, kept once');
+  });
+
+  it('keeps no small buffers, and no block for an answer under half its size', () => {
+    const buffers = new AnswerBuffers();
+    const small = buffers.acquire(MIN_POOLED_BYTES - 1);
+    buffers.release(small);
+    assert.equal(buffers.keptBytes, 0);
+    const big = buffers.acquire(1_000_000);
+    buffers.release(big);
+    assert.notEqual(buffers.acquire(100_000).buffer, big.buffer);
+    assert.equal(buffers.acquire(900_000).buffer, big.buffer);
+  });
+
+  it('keeps at most a bounded number of free bytes', () => {
+    const buffers = new AnswerBuffers();
+    const held = Array.from({ length: 40 }, () => buffers.acquire(500_000));
+    for (const buffer of held) buffers.release(buffer);
+    assert.ok(buffers.keptBytes > 0);
+    assert.ok(buffers.keptBytes <= 4 << 20, `${buffers.keptBytes} bytes kept`);
+  });
+});
+
+describe('block arena', () => {
+  it('hands out regions that do not overlap, and the same memory again after a reset', () => {
+    const arena = new BlockArena();
+    const sizes = [10, 300_000, 5, 700_000, 400_000, 0, 123_456];
+    const first = sizes.map((size, i) => arena.allocate(size).fill(i));
+    first.forEach((buffer, i) => {
+      assert.equal(buffer.length, sizes[i]);
+      assert.ok(
+        buffer.every((byte) => byte === i),
+        `region ${i} intact`,
+      );
+    });
+    const held = arena.heldBytes;
+    arena.reset();
+    const again = sizes.map((size) => arena.allocate(size));
+    assert.equal(again[1]!.buffer, first[1]!.buffer, 'the same chunk');
+    assert.equal(arena.heldBytes, held, 'no new chunk for the same blocks');
+  });
+
+  it('gives a block longer than a chunk its own buffer, and drops the chunks a round did not use', () => {
+    const arena = new BlockArena();
+    const big = arena.allocate(3 << 20);
+    assert.equal(big.length, 3 << 20);
+    for (let i = 0; i < 5; i++) arena.allocate(600_000);
+    assert.ok(arena.heldBytes >= 5 * 600_000);
+    arena.reset();
+    arena.allocate(1000);
+    arena.reset();
+    assert.equal(arena.heldBytes, 1 << 20, 'one chunk used in the last round');
+    arena.reset();
+    assert.equal(arena.heldBytes, 0, 'none used');
+  });
+});
+
+/**
+ * 200 series of 150 points: a series answer is ~0.6 MB, so the per-snapshot cache (2 MiB) keeps the
+ * first three ranges asked and the later ones are made per request.
+ */
+function bigStore(): MetricStore {
+  const store = new MetricStore(150);
+  const netRx = METRIC_INDEX.get('net_rx')!;
+  const ids = Array.from({ length: 200 }, (_, i) => store.intern(netRx, [`if${i}`]));
+  for (let t = 0; t < 150; t++) {
+    const batch = new SampleBatch();
+    for (const id of ids) batch.add(id, t * 1000 + id + 0.25);
+    store.commit(1_700_000_000_000 + t * 2000, batch);
+  }
+  return store;
+}
+
+describe('answers no cache keeps', () => {
+  const retention = { rangeSec: 300, intervalSec: 2 };
+  const store = bigStore();
+  const plain = (body: unknown): string => {
+    const query = parseMetricsQuery(body, LIMITS, new PatternCache(LIMITS.maxProgramSize));
+    return evaluateQuery(store, retention, query, SeriesSelection.all());
+  };
+  const series = (timerangeSec: number): unknown => ({ timerange_sec: timerangeSec, interval_sec: 2 });
+
+  it('reuse the memory of an answer once it is written, and only then', () => {
+    const service = new MetricsQueryService(store, retention, LIMITS);
+    // Fill the cache with three answers; they are never given back.
+    const cached = [series(300), series(298), series(296)].map((body) => service.answer(body));
+    cached.forEach((answer, i) => assert.equal(service.answer(series(300 - 2 * i)), answer, 'cached'));
+    const a = service.answer(series(294));
+    const b = service.answer(series(292));
+    assert.notEqual(service.answer(series(294)), a, 'not cached');
+    assert.notEqual(a.bytes.buffer, b.bytes.buffer, 'both unwritten: separate memory');
+    for (const answer of cached) assert.notEqual(answer.bytes.buffer, a.bytes.buffer);
+    assert.ok(a.bytes.toString() === plain(series(294)));
+
+    service.written(a);
+    const c = service.answer(series(290));
+    assert.equal(c.bytes.buffer, a.bytes.buffer, "a's memory, now c's");
+    assert.ok(c.bytes.toString() === plain(series(290)));
+    assert.ok(b.bytes.toString() === plain(series(292)), 'b untouched');
+
+    // A cached answer reported written stays as it is: other requests get it from the cache.
+    for (const answer of cached) service.written(answer);
+    service.written(c);
+    service.written(b);
+    const texts = cached.map((answer) => answer.bytes.toString());
+    const d = service.answer(series(288));
+    const e = service.answer(series(286));
+    const f = service.answer(series(284));
+    for (const answer of cached)
+      assert.ok(![d, e, f].some((made) => made.bytes.buffer === answer.bytes.buffer));
+    assert.ok(d.bytes.toString() === plain(series(288)));
+    assert.ok(e.bytes.toString() === plain(series(286)));
+    assert.ok(f.bytes.toString() === plain(series(284)));
+    assert.ok(
+      cached.every((answer, i) => answer.bytes.toString() === texts[i]),
+      'cached answers unchanged',
+    );
+    assert.equal(service.answer(series(300)), cached[0], 'still the cached answer');
+    assert.ok(cached[0]!.bytes.toString() === plain(series(300)));
+  });
+
+  it('give the same bytes as the plain evaluation when every answer reuses the last one', () => {
+    const service = new MetricsQueryService(store, retention, LIMITS);
+    for (const range of [300, 298, 296]) service.answer(series(range));
+    let reused = 0;
+    let previous: ArrayBufferLike | undefined;
+    for (let range = 100; range <= 294; range += 7) {
+      const answer = service.answer(series(range));
+      assert.ok(answer.bytes.toString() === plain(series(range)), `${range} s`);
+      if (answer.bytes.buffer === previous) reused++;
+      previous = answer.bytes.buffer;
+      service.written(answer);
+    }
+    assert.ok(reused > 20, `${reused} answers in reused memory`);
+  });
+});
