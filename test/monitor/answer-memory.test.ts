@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MetricsQueryService, parseMetricsQuery } from '../../src/monitor/query/index.js';
 import { AnswerBuffers, MIN_POOLED_BYTES } from '../../src/monitor/query/answer-buffers.js';
-import { BlockArena } from '../../src/monitor/query/block-arena.js';
 import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
 import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
 import { SeriesSelection } from '../../src/monitor/query/select.js';
@@ -58,41 +57,7 @@ describe('answer buffers', () => {
     const held = Array.from({ length: 40 }, () => buffers.acquire(500_000));
     for (const buffer of held) buffers.release(buffer);
     assert.ok(buffers.keptBytes > 0);
-    assert.ok(buffers.keptBytes <= 4 << 20, `${buffers.keptBytes} bytes kept`);
-  });
-});
-
-describe('block arena', () => {
-  it('hands out regions that do not overlap, and the same memory again after a reset', () => {
-    const arena = new BlockArena();
-    const sizes = [10, 300_000, 5, 700_000, 400_000, 0, 123_456];
-    const first = sizes.map((size, i) => arena.allocate(size).fill(i));
-    first.forEach((buffer, i) => {
-      assert.equal(buffer.length, sizes[i]);
-      assert.ok(
-        buffer.every((byte) => byte === i),
-        `region ${i} intact`,
-      );
-    });
-    const held = arena.heldBytes;
-    arena.reset();
-    const again = sizes.map((size) => arena.allocate(size));
-    assert.equal(again[1]!.buffer, first[1]!.buffer, 'the same chunk');
-    assert.equal(arena.heldBytes, held, 'no new chunk for the same blocks');
-  });
-
-  it('gives a block longer than a chunk its own buffer, and drops the chunks a round did not use', () => {
-    const arena = new BlockArena();
-    const big = arena.allocate(3 << 20);
-    assert.equal(big.length, 3 << 20);
-    for (let i = 0; i < 5; i++) arena.allocate(600_000);
-    assert.ok(arena.heldBytes >= 5 * 600_000);
-    arena.reset();
-    arena.allocate(1000);
-    arena.reset();
-    assert.equal(arena.heldBytes, 1 << 20, 'one chunk used in the last round');
-    arena.reset();
-    assert.equal(arena.heldBytes, 0, 'none used');
+    assert.ok(buffers.keptBytes <= 2 << 20, `${buffers.keptBytes} bytes kept`);
   });
 });
 
@@ -165,13 +130,13 @@ describe('answers no cache keeps', () => {
     for (const range of [300, 298, 296]) service.answer(series(range));
     let reused = 0;
     let previous: ArrayBufferLike | undefined;
-    for (let range = 100; range <= 294; range += 7) {
+    for (let range = 294; range >= 100; range -= 7) {
       const answer = service.answer(series(range));
       assert.ok(answer.bytes.toString() === plain(series(range)), `${range} s`);
       if (answer.bytes.buffer === previous) reused++;
       previous = answer.bytes.buffer;
       service.written(answer);
     }
-    assert.ok(reused > 20, `${reused} answers in reused memory`);
+    assert.ok(reused >= 20, `${reused} answers in reused memory`);
   });
 });

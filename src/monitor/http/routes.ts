@@ -49,7 +49,7 @@ export async function registerMetricsApi(
     if (cached !== undefined) return sendBody(reply, JSON_TYPE, cached);
     const answer = answerQuery(monitor, raw);
     // 'finish': the last byte is with the kernel, so the answer's memory can serve another answer.
-    reply.raw.once('finish', () => monitor.query.written(answer));
+    if (monitor.query.reusesMemory(answer)) reply.raw.once('finish', () => monitor.query.written(answer));
     return sendBody(reply, JSON_TYPE, answer);
   };
   for (const path of ['/metrics', '/metrics/']) {

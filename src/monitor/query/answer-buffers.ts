@@ -19,7 +19,7 @@ export const MIN_POOLED_BYTES = 16 << 10;
 /** Blocks are whole multiples of this, so answers of similar sizes share them. */
 const GRANULE_BYTES = 64 << 10;
 /** Free blocks kept at most, in bytes: about what ten connections are sent at once. */
-const MAX_FREE_BYTES = 4 << 20;
+const MAX_FREE_BYTES = 2 << 20;
 /** A free block is handed out for an answer at least half its size (no 4 MB block for 20 KB). */
 const MAX_WASTE_FACTOR = 2;
 

@@ -71,7 +71,7 @@ export function assembleAnswer(
     }
     let block = fragments.metricBlock(metricIndex, source.variant);
     if (block === undefined) {
-      const out = new AnswerWriter((length) => fragments.blockMemory(length));
+      const out = new AnswerWriter(allocateUnpooled);
       walk.write(metricIndex, out, true);
       block = out.toBuffer();
       fragments.keepMetricBlock(metricIndex, source.variant, block);

@@ -1,7 +1,7 @@
 import { EncodedBody } from '../../http/index.js';
 import type { MetricHistory } from '../history/index.js';
 import type { MetricStore } from '../store/index.js';
-import { AnswerBuffers } from './answer-buffers.js';
+import { AnswerBuffers, MIN_POOLED_BYTES } from './answer-buffers.js';
 import { assembleAnswer } from './assemble-answer.js';
 import { QueryDeadline } from './deadline.js';
 import { answerHead, evaluateQuery } from './evaluate.js';
@@ -100,6 +100,11 @@ export class MetricsQueryService {
     return answer;
   }
 
+  /** Does `answer` (from `answer`) give its memory back once written (see `written`)? */
+  reusesMemory(answer: EncodedBody): boolean {
+    return this.reusable.has(answer);
+  }
+
   /**
    * To be called once the response carrying `answer` (from `answer`) has been written, its last
    * byte handed to the kernel, and not before: an answer no cache holds gives its memory back for
@@ -129,7 +134,8 @@ export class MetricsQueryService {
       this.history,
       this.allocate,
     );
-    if (assembled !== undefined) return { answer: new EncodedBody(assembled), pooled: true };
+    if (assembled !== undefined)
+      return { answer: new EncodedBody(assembled), pooled: assembled.length >= MIN_POOLED_BYTES };
     return {
       answer: new EncodedBody(evaluateQuery(store, this.retention, query, selection, deadline, this.history)),
       pooled: false,

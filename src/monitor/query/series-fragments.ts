@@ -1,6 +1,5 @@
 import { CATALOG, type MetricStore } from '../store/index.js';
 import type { MetricHistory } from '../history/index.js';
-import { BlockArena } from './block-arena.js';
 import { labelsJson } from './evaluate.js';
 import { formatNumber } from './format-number.js';
 import { HistoryView } from './history-view.js';
@@ -93,8 +92,6 @@ export class SeriesFragments {
   /** Per kind of answer (see `metricBlock`), per metric. */
   private readonly blocks = new Map<string, (Buffer | undefined)[]>();
   private blockBytes = 0;
-  /** The memory of this snapshot's blocks, reused for the next snapshot's. */
-  private readonly arena = new BlockArena();
 
   constructor(store: MetricStore) {
     this.store = store;
@@ -179,17 +176,6 @@ export class SeriesFragments {
     return this.blocks.get(variant)?.[metricIndex];
   }
 
-  /**
-   * Memory for a block of `length` bytes about to be made and kept: from this snapshot's arena
-   * while its blocks stay within their bound. Valid until the snapshot changes, so the caller
-   * copies from it within its own synchronous work and holds on to nothing.
-   */
-  blockMemory(length: number): Buffer {
-    this.dropIfStale();
-    if (this.blockBytes + length > MAX_BLOCK_BYTES) return Buffer.allocUnsafe(length);
-    return this.arena.allocate(length);
-  }
-
   /** Keeps a block made by the caller, while the blocks of this snapshot stay within their byte bound. */
   keepMetricBlock(metricIndex: number, variant: string, block: Buffer): void {
     if (this.blockBytes + block.length > MAX_BLOCK_BYTES) return;
@@ -211,6 +197,5 @@ export class SeriesFragments {
     this.historyViews.clear();
     this.blocks.clear();
     this.blockBytes = 0;
-    this.arena.reset();
   }
 }
