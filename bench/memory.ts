@@ -13,7 +13,9 @@
  * RSS read every 30 s; the end figure is the median of the last three readings (one reading can
  * land just before a garbage collection). The floor is a bare `node:http` server in plain Node (no
  * loader, no imports beyond node:http) answering the same answer bytes, read after 5 s of the same
- * load.
+ * load. Both are broken down by where the RSS is (bench/rss-breakdown.ts: mapped files, V8's heap and
+ * other anonymous memory, JIT code, glibc's malloc arenas), and the server's CPU time under load is
+ * printed per request.
  *
  * Run: npm run build && node --import tsx bench/memory.ts   (BENCH_MINUTES=10, BENCH_IDLE_SEC=300)
  */
@@ -23,7 +25,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median } from './measure.js';
+import { CLOCK_TICKS_PER_SEC, cpuTicks, median } from './measure.js';
+import { rssBreakdown, type RssBreakdown } from './rss-breakdown.js';
 import { CATALOG } from '../src/monitor/store/catalog.js';
 import { readStartScript } from '../scripts/start-script.js';
 
@@ -118,6 +121,7 @@ try {
   process.stderr.write(`filling the window for ${IDLE_SEC} s without requests\n`);
   await sleep(IDLE_SEC * 1000);
   const idle = await medianRss(server.child, 5);
+  const idleParts = rssBreakdown(server.child.pid!);
   process.stderr.write(`idle server with a full window: ${mib(idle)}\n`);
 
   // The first query after the idle phase encodes the whole window's fragments; on a busy machine it
@@ -147,11 +151,14 @@ try {
     duration: 5,
   });
   const floorRss = await medianRss(floor.child, 5);
+  const floorParts = rssBreakdown(floor.child.pid!);
 
   const readings: Array<{ minute: number; rss: number }> = [];
   let requests = 0;
   let failed = 0;
+  let loadParts = rssBreakdown(server.child.pid!);
   const started = Date.now();
+  const cpuBefore = cpuTicks(server.child);
   const deadline = started + MINUTES * 60_000;
   while (Date.now() < deadline) {
     const seconds = Math.max(1, Math.min(READ_EVERY_SEC, Math.ceil((deadline - Date.now()) / 1000)));
@@ -166,9 +173,11 @@ try {
     requests += result.requests.total ?? 0;
     failed += result.non2xx + result.errors + result.timeouts;
     const rss = rssBytes(server.child);
+    loadParts = rssBreakdown(server.child.pid!);
     readings.push({ minute: (Date.now() - started) / 60_000, rss });
     process.stderr.write(`  ${readings.at(-1)!.minute.toFixed(1)} min: ${mib(rss)}, ${requests} requests\n`);
   }
+  const cpuSeconds = (cpuTicks(server.child) - cpuBefore) / CLOCK_TICKS_PER_SEC;
   const end = median(readings.slice(-3).map(({ rss }) => rss));
   const peak = Math.max(...readings.map(({ rss }) => rss));
 
@@ -186,6 +195,26 @@ try {
   );
   console.log(`| streamcore peak reading under load | ${mib(peak)} | ${(peak / idle).toFixed(2)}× | |`);
   console.log(`\nFirst series queries after the idle phase: ${firstQueries.join(', ')}.`);
+  console.log(
+    `Server CPU under load: ${cpuSeconds.toFixed(1)} s in ${MINUTES} min, ${((cpuSeconds / requests) * 1e6).toFixed(0)} µs per request.`,
+  );
+  console.log(
+    '\nWhere the RSS is (/proc/<pid>/smaps, bench/rss-breakdown.ts; under load: the last reading)\n',
+  );
+  console.log('| part | floor under load | idle | under load | growth |');
+  console.log('|---|---:|---:|---:|---:|');
+  const parts: Array<[keyof RssBreakdown, string]> = [
+    ['files', 'mapped files (node binary, libraries)'],
+    ['otherAnonymous', "anonymous: V8's heap pages, large malloc blocks, stacks"],
+    ['executable', 'anonymous executable (JIT code)'],
+    ['mainArena', 'glibc main malloc arena (`[heap]`)'],
+    ['threadArenas', 'glibc thread malloc arenas'],
+  ];
+  for (const [key, label] of parts) {
+    console.log(
+      `| ${label} | ${mib(floorParts[key])} | ${mib(idleParts[key])} | ${mib(loadParts[key])} | ${mib(loadParts[key] - idleParts[key])} |`,
+    );
+  }
 } finally {
   server.child.kill('SIGTERM');
   floor?.child.kill('SIGTERM');
