@@ -20,6 +20,8 @@ const SUPERVISORS_PER_TURN = 20;
  */
 export class Housekeeping {
   private ticker: NodeJS.Timeout | undefined;
+  /** Bumped by `stop`: slices of a tick still queued then do nothing. */
+  private generation = 0;
   private cleaning = false;
 
   constructor(
@@ -36,6 +38,7 @@ export class Housekeeping {
   }
 
   stop(): void {
+    this.generation++;
     clearInterval(this.ticker);
   }
 
@@ -52,8 +55,8 @@ export class Housekeeping {
   }
 
   private tick(): void {
+    this.tickSlice([...this.table.all()], 0);
     const now = this.now();
-    this.tickSlice([...this.table.all()], 0, now);
     if (this.cleaning) return;
     const rules = [...this.table.all()].flatMap((entry) => rulesOf(entry.resolved));
     if (rules.length === 0) return;
@@ -63,8 +66,12 @@ export class Housekeeping {
       .finally(() => (this.cleaning = false));
   }
 
-  /** Ticks the supervisors of `entries` from `from` on, a slice per turn of the event loop. */
-  private tickSlice(entries: readonly ProcessEntry[], from: number, now: number): void {
+  /**
+   * Ticks the supervisors of `entries` from `from` on, a slice per turn of the event loop, each
+   * slice at its own time (the CPU meter divides by the time between a process's samples).
+   */
+  private tickSlice(entries: readonly ProcessEntry[], from: number): void {
+    const now = this.now();
     const end = Math.min(entries.length, from + SUPERVISORS_PER_TURN);
     for (let index = from; index < end; index++) {
       const entry = entries[index] as ProcessEntry;
@@ -74,6 +81,10 @@ export class Housekeeping {
         this.logger.error({ err: error, process: entry.config.id }, 'process tick failed');
       }
     }
-    if (end < entries.length) setImmediate(() => this.tickSlice(entries, end, now));
+    if (end === entries.length) return;
+    const generation = this.generation;
+    setImmediate(() => {
+      if (generation === this.generation) this.tickSlice(entries, end);
+    });
   }
 }
