@@ -3,19 +3,14 @@ import { MetricsQueryService } from '../../src/monitor/query/index.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 import { seededRandom } from './seeded-random.js';
+import { LIMITS } from './query-limits.js';
 
 /**
  * Random stores and queries for the differential tests of the metrics query (fragments against
  * the plain evaluation): deterministic per seed, so a failure can be replayed.
  */
 
-export const LIMITS = {
-  maxItems: 1000,
-  maxPatternLength: 1000,
-  maxTotalPatternLength: 16_000,
-  maxProgramSize: 20_000,
-  maxTimeMs: 60_000,
-};
+export { LIMITS };
 
 /** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed by its seed. */
 export const randomSource = seededRandom;

@@ -7,14 +7,7 @@ import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
 import { SeriesSelection } from '../../src/monitor/query/select.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
-
-const LIMITS = {
-  maxItems: 1000,
-  maxPatternLength: 1000,
-  maxTotalPatternLength: 16_000,
-  maxProgramSize: 20_000,
-  maxTimeMs: 60_000,
-};
+import { LIMITS } from '../helpers/query-limits.js';
 
 describe('answer buffers', () => {
   it('hands out exactly the asked length, and a released block again for a similar size', () => {

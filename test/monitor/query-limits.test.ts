@@ -9,17 +9,9 @@ import {
   MetricStore,
 } from '../../src/monitor/store/store.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { LIMITS } from '../helpers/query-limits.js';
 
 /** Issue 10 item 5: a metrics query cannot freeze the server. */
-
-const LIMITS = {
-  maxItems: 1000,
-  maxPatternLength: 1000,
-  maxTotalPatternLength: 16_000,
-  maxProgramSize: 20_000,
-  // Only the time-budget test spends its budget (on a fake clock); the loaded test machine must not.
-  maxTimeMs: 60_000,
-};
 
 function storeWithSeries(count: number): MetricStore {
   const store = new MetricStore(5);

@@ -3,20 +3,13 @@ import { describe, it } from 'node:test';
 import { formatNumber, MetricsQueryService, QueryError } from '../../src/monitor/query/index.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
+import { LIMITS } from '../helpers/query-limits.js';
 
 interface Answer {
   timerange_sec: number;
   interval_sec: number;
   metrics: { name: string; labels: Record<string, string>; values: [number, number][] }[];
 }
-
-const LIMITS = {
-  maxItems: 1000,
-  maxPatternLength: 1000,
-  maxTotalPatternLength: 16_000,
-  maxProgramSize: 20_000,
-  maxTimeMs: 60_000,
-};
 
 /**
  * A store with snapshots at 100, 102, 104, 107.5 and 108.9 s (the fourth one late):
