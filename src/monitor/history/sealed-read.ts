@@ -37,6 +37,10 @@ import type { TierSeries } from './tier-piece.js';
  * is 3 700), so they touch typed arrays and arrays only: an object that lives for one query has
  * a hidden class the engine may drop at the next full GC, and optimised code that relied on it
  * is then thrown away, which made the first query after a GC run unoptimised.
+ *
+ * Why one file of about 300 lines: sizing, decoding and caching share the per-query state (the
+ * wanted pairs, the fill counters, the segments) and are one pass; read-segments.ts holds what a
+ * cached read and the assembly of pieces need apart from it.
  */
 
 /** A sealed file to read, oldest first. */

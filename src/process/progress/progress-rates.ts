@@ -47,21 +47,14 @@ export class ProgressRates {
   sample(nowMs: number, values: ProgressValues): void {
     this.frameWindow.push(nowMs, values.frame);
     this.sizeWindow.push(nowMs, values.sizeBytes);
-    const slots = this.streamSlots();
-    for (const [streams, windows] of [
-      [values.inputs, slots.inputs],
-      [values.outputs, slots.outputs],
-    ] as const) {
-      streams.forEach((stream, position) => {
-        const slot = windows[position] as StreamWindows;
-        slot.frame.push(nowMs, stream.frame);
-        slot.packet.push(nowMs, stream.packet);
-        slot.size.push(nowMs, stream.sizeBytes);
-        // Keeps the lowest and highest rate of the frame counter, once two samples give one.
-        if (slot.range === undefined) slot.range = new FramerateRange({ ms: nowMs, value: stream.frame });
-        else slot.range.widen(slot.frame.rate(nowMs));
-      });
-    }
+    this.eachStream(values, (stream, slot) => {
+      slot.frame.push(nowMs, stream.frame);
+      slot.packet.push(nowMs, stream.packet);
+      slot.size.push(nowMs, stream.sizeBytes);
+      // Keeps the lowest and highest rate of the frame counter, once two samples give one.
+      if (slot.range === undefined) slot.range = new FramerateRange({ ms: nowMs, value: stream.frame });
+      else slot.range.widen(slot.frame.rate(nowMs));
+    });
   }
 
   /**
@@ -72,19 +65,12 @@ export class ProgressRates {
     const frames = this.frameWindow;
     values.fps = frames.samples() < 2 ? reportedFps : frames.rate(nowMs);
     values.bitrate = this.sizeWindow.rate(nowMs) * 8;
-    const slots = this.streamSlots();
-    for (const [streams, windows] of [
-      [values.inputs, slots.inputs],
-      [values.outputs, slots.outputs],
-    ] as const) {
-      streams.forEach((stream, position) => {
-        const slot = windows[position] as StreamWindows;
-        stream.fps = slot.frame.rate(nowMs);
-        stream.framerate = slot.range?.values(slot.frame) ?? NO_FRAMERATE;
-        stream.pps = slot.packet.rate(nowMs);
-        stream.bitrate = slot.size.rate(nowMs) * 8;
-      });
-    }
+    this.eachStream(values, (stream, slot) => {
+      stream.fps = slot.frame.rate(nowMs);
+      stream.framerate = slot.range?.values(slot.frame) ?? NO_FRAMERATE;
+      stream.pps = slot.packet.rate(nowMs);
+      stream.bitrate = slot.size.rate(nowMs) * 8;
+    });
   }
 
   /** How many samples the process's frame window holds (`fill` drops the old ones). */
@@ -104,6 +90,16 @@ export class ProgressRates {
       );
     }
     return until;
+  }
+
+  /** Calls `use` with each input and then each output stream of `values` and its windows. */
+  private eachStream(
+    values: ProgressValues,
+    use: (stream: ProgressValues['inputs'][number], slot: StreamWindows) => void,
+  ): void {
+    const slots = this.streamSlots();
+    values.inputs.forEach((stream, position) => use(stream, slots.inputs[position] as StreamWindows));
+    values.outputs.forEach((stream, position) => use(stream, slots.outputs[position] as StreamWindows));
   }
 
   /** The windows of the prelude's streams, in the order of the tracker's inputs and outputs. */
