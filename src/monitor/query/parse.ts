@@ -1,5 +1,5 @@
 import type { QueryDeadline } from './deadline.js';
-import type { RE2JS } from 're2js';
+import type { LabelPattern } from './label-pattern.js';
 import type { PatternCache } from './pattern-cache.js';
 
 /** Bounds on a query (config `metrics.query.*`). */
@@ -26,7 +26,7 @@ export interface QueryItem {
 export interface LabelSelector {
   label: string;
   pattern: string;
-  regexp: RE2JS | undefined;
+  regexp: LabelPattern | undefined;
 }
 
 /** A validated `POST /api/v3/metrics` body (SPEC §5.2). */
@@ -168,7 +168,7 @@ function parseSelector(label: string, pattern: unknown, context: ItemContext): L
   const { limits } = context;
   const max = limits.maxPatternLength;
   if (source.length > max) return `pattern is ${source.length} characters, at most ${max} are allowed`;
-  let regexp: RE2JS | undefined;
+  let regexp: LabelPattern | undefined;
   if (source !== '') {
     const compiled = compileWithinBudget(source, context);
     if (typeof compiled === 'string') return compiled;
@@ -182,7 +182,7 @@ function parseSelector(label: string, pattern: unknown, context: ItemContext): L
  * Compiles a pattern unless the query's patterns together are over their bounds already; counts it
  * against them. Compiling cannot be interrupted, so these bounds are what limits its time.
  */
-function compileWithinBudget(source: string, context: ItemContext): RE2JS | string {
+function compileWithinBudget(source: string, context: ItemContext): LabelPattern | string {
   const { limits } = context;
   if (context.refused) return 'not compiled: the query is over its pattern bounds already';
   context.patternLength += source.length;

@@ -1,12 +1,13 @@
 import { RE2JS } from 're2js';
 import { estimateProgramSize } from './estimate-program-size.js';
+import { LabelPattern } from './label-pattern.js';
 
 /** Default number of distinct patterns kept compiled. */
 const DEFAULT_MAX_ENTRIES = 1024;
 
 /** A compiled label pattern, or why it does not compile. */
 export type CompiledPattern =
-  | { ok: true; regexp: RE2JS; /** Program size, instructions. */ size: number }
+  | { ok: true; regexp: LabelPattern; /** Program size, instructions. */ size: number }
   | { ok: false; reason: string };
 
 /**
@@ -68,7 +69,7 @@ function compile(source: string, maxProgramSize: number): CompiledPattern {
     const regexp = RE2JS.compile(source);
     const size = regexp.programSize();
     if (size > maxProgramSize) return tooLarge(String(size), maxProgramSize);
-    return { ok: true, regexp, size };
+    return { ok: true, regexp: new LabelPattern(regexp), size };
   } catch (error) {
     return {
       ok: false,

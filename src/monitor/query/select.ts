@@ -1,11 +1,11 @@
-import type { RE2JS } from 're2js';
+import type { LabelPattern } from './label-pattern.js';
 import { CATALOG, METRIC_INDEX } from '../store/index.js';
 import type { QueryItem } from './parse.js';
 
 /** One compiled item: every selector must match. */
 interface Matcher {
   /** Per selector: the label's position in the series' label values, and its pattern (`undefined` = any value). */
-  selectors: readonly { labelIndex: number; regexp: RE2JS | undefined }[];
+  selectors: readonly { labelIndex: number; regexp: LabelPattern | undefined }[];
 }
 
 /**
