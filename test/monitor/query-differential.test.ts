@@ -70,6 +70,36 @@ describe('metrics query: fragments against the plain evaluation', () => {
     assert.ok(compared >= 3000, `compared ${compared} queries`);
   });
 
+  it('gives the same bytes when varied queries recombine the same label selections within a snapshot', () => {
+    // Blocks of the series one pattern selects are kept per snapshot (series-fragments.ts): few
+    // (metric, label, pattern) choices, recombined in random orders, make later queries of a
+    // snapshot reuse blocks that earlier ones made, in latest-value and series modes.
+    let compared = 0;
+    for (let seed = 101; seed <= 110; seed++) {
+      const s = scenario(seed);
+      const patterns = new PatternCache(LIMITS.maxProgramSize);
+      const pool = randomSeriesPool(s);
+      // Few metrics, labels and patterns, so that one pattern meets several labels of a metric.
+      const choices = Array.from({ length: 8 }, () => ({
+        name: s.pick(['net_rx', 'restream_process', 'restream_state']),
+        labels: {
+          [s.pick(['interface', 'processid', 'state', 'nolabel'])]: s.pick(['', 'o', '.', '^eth', 'cam1']),
+        },
+      }));
+      for (let tick = 0; tick < s.store.capacity + 2; tick++) {
+        commitRandomSnapshot(s, 1_700_000_000_000 + tick * s.retention.intervalSec * 1000, pool);
+        for (let q = 0; q < 16; q++) {
+          const items = choices.filter(() => s.random() < 0.5).sort(() => s.random() - 0.5);
+          const body: Record<string, unknown> = { metrics: items };
+          if (q % 2 === 1) body.timerange_sec = s.retention.rangeSec;
+          compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`);
+          compared++;
+        }
+      }
+    }
+    assert.ok(compared >= 500, `compared ${compared} queries`);
+  });
+
   it('gives the same bytes when the fragments decline (more steps in one snapshot than they keep)', () => {
     const s = scenario(7);
     const patterns = new PatternCache(LIMITS.maxProgramSize);

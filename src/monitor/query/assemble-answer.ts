@@ -65,21 +65,46 @@ export function assembleAnswer(
   const walk = new SeriesWalk(store, selection, source, deadline);
   for (const metricIndex of METRICS_IN_NAME_ORDER) {
     if (!selection.wantsMetric(metricIndex)) continue;
-    if (!selection.wantsAll(metricIndex)) {
-      walk.write(metricIndex, writer, false);
-      continue;
-    }
-    let block = fragments.metricBlock(metricIndex, source.variant);
-    if (block === undefined) {
-      const out = new AnswerWriter(allocateUnpooled);
-      walk.write(metricIndex, out, true);
-      block = out.toBuffer();
-      fragments.keepMetricBlock(metricIndex, source.variant, block);
-    }
-    writer.pushObjects(block);
+    const block = keptBlock(fragments, walk, selection, source.variant, metricIndex);
+    if (block === undefined) walk.write(metricIndex, writer, false);
+    else writer.pushObjects(block);
   }
   writer.push(ANSWER_END);
   return writer.toBuffer();
+}
+
+/** Stands for the empty pattern (any value) where a kept block is looked up by pattern. */
+const ANY_VALUE = {};
+
+/**
+ * The objects of a metric's selected series as one block kept for the snapshot (made on first
+ * demand), when the query selects the whole metric or the series one label pattern matches;
+ * undefined for any other selection (several items or selectors for the metric).
+ */
+function keptBlock(
+  fragments: SeriesFragments,
+  walk: SeriesWalk,
+  selection: SeriesSelection,
+  variant: string,
+  metricIndex: number,
+): Buffer | undefined {
+  if (selection.wantsAll(metricIndex)) {
+    let block = fragments.metricBlock(metricIndex, variant);
+    if (block === undefined) {
+      block = walk.block(metricIndex, true);
+      fragments.keepMetricBlock(metricIndex, variant, block);
+    }
+    return block;
+  }
+  const selector = selection.onlySelector(metricIndex);
+  if (selector === undefined) return undefined;
+  const pattern = selector.regexp ?? ANY_VALUE;
+  let block = fragments.selectedBlock(metricIndex, variant, pattern, selector.labelIndex);
+  if (block === undefined) {
+    block = walk.block(metricIndex, false);
+    fragments.keepSelectedBlock(metricIndex, variant, pattern, selector.labelIndex, block);
+  }
+  return block;
 }
 
 /**
@@ -179,6 +204,13 @@ class SeriesWalk {
     this.deadline = deadline;
   }
 
+  /** The objects `write` would write, comma-separated, in a buffer of their own. */
+  block(metricIndex: number, all: boolean): Buffer {
+    const out = new AnswerWriter(allocateUnpooled);
+    this.write(metricIndex, out, all);
+    return out.toBuffer();
+  }
+
   /** `all`: every series of the metric matches (no label selection to test). */
   write(metricIndex: number, out: AnswerWriter, all: boolean): void {
     for (const id of this.store.seriesOf(metricIndex)) {
@@ -230,10 +262,14 @@ class AnswerWriter {
 
   toBuffer(): Buffer {
     const out = this.allocate(this.length);
+    // `set` rather than `Buffer#copy`: an answer has dozens of small pieces, and `copy`'s argument
+    // handling cost about as much as the copying.
     let offset = 0;
     for (let i = 0; i < this.buffers.length; i++) {
       const buffer = this.buffers[i]!;
-      offset += buffer.copy(out, offset, this.starts[i]);
+      const start = this.starts[i]!;
+      out.set(start === 0 ? buffer : buffer.subarray(start), offset);
+      offset += buffer.length - start;
     }
     return out;
   }

@@ -2,10 +2,15 @@ import type { LabelPattern } from './label-pattern.js';
 import { CATALOG, METRIC_INDEX } from '../store/index.js';
 import type { QueryItem } from './parse.js';
 
+/** One label selector: the label's position in the series' label values, and its pattern (`undefined` = any value). */
+export interface Selector {
+  labelIndex: number;
+  regexp: LabelPattern | undefined;
+}
+
 /** One compiled item: every selector must match. */
 interface Matcher {
-  /** Per selector: the label's position in the series' label values, and its pattern (`undefined` = any value). */
-  selectors: readonly { labelIndex: number; regexp: LabelPattern | undefined }[];
+  selectors: readonly Selector[];
 }
 
 /**
@@ -27,6 +32,17 @@ export class SeriesSelection {
   /** Does the query ask for every series of this metric (an item for it without labels)? */
   wantsAll(metricIndex: number): boolean {
     return this.byMetric[metricIndex]?.some((matcher) => matcher.selectors.length === 0) ?? false;
+  }
+
+  /**
+   * The only selector of the only item for this metric, when the query asks for the metric that
+   * way (one item with one label pattern: what a label selection mostly is); otherwise undefined.
+   */
+  onlySelector(metricIndex: number): Selector | undefined {
+    const matchers = this.byMetric[metricIndex];
+    if (matchers?.length !== 1) return undefined;
+    const selectors = matchers[0]!.selectors;
+    return selectors.length === 1 ? selectors[0] : undefined;
   }
 
   /** Does a series of `metricIndex` with these label values match any item for its metric? */

@@ -74,7 +74,8 @@ function encodeValues(store: MetricStore, id: number, plan: PointPlan): EncodedV
  * - per series and snapshot, its whole latest-value object;
  * - per step and snapshot, the values of each series over the longest window of that step;
  * - per metric, kind of answer and snapshot, the objects of all its series (for a query asking for
- *   the whole metric, which is what dashboards mostly do).
+ *   the whole metric, which is what dashboards mostly do), and the objects of the series one
+ *   label pattern selects (for a query with one label selector for the metric).
  * Everything per snapshot is dropped when the store commits the next one. Pieces are made on first
  * demand, so series no query asks for cost nothing.
  */
@@ -91,6 +92,8 @@ export class SeriesFragments {
   private readonly historyViews = new Map<string, HistoryView>();
   /** Per kind of answer (see `metricBlock`), per metric. */
   private readonly blocks = new Map<string, (Buffer | undefined)[]>();
+  /** Per kind of answer, per pattern, per metric and label (see `selectedBlock`). */
+  private readonly selectedBlocks = new Map<string, Map<object, Map<number, Buffer>>>();
   private blockBytes = 0;
 
   constructor(store: MetricStore) {
@@ -178,14 +181,58 @@ export class SeriesFragments {
 
   /** Keeps a block made by the caller, while the blocks of this snapshot stay within their byte bound. */
   keepMetricBlock(metricIndex: number, variant: string, block: Buffer): void {
-    if (this.blockBytes + block.length > MAX_BLOCK_BYTES) return;
+    if (!this.fits(block)) return;
     let blocks = this.blocks.get(variant);
     if (blocks === undefined) {
       blocks = [];
       this.blocks.set(variant, blocks);
     }
     blocks[metricIndex] = block;
+  }
+
+  /**
+   * As `metricBlock`, for the series of a metric whose label at `labelIndex` matches `pattern` (a
+   * compiled pattern, the same object for the same source: pattern-cache.ts). Varied queries mostly
+   * differ in which metrics and patterns they combine, not in the patterns themselves, so the
+   * objects selected by one pattern are worth keeping for the snapshot as whole metrics are.
+   */
+  selectedBlock(
+    metricIndex: number,
+    variant: string,
+    pattern: object,
+    labelIndex: number,
+  ): Buffer | undefined {
+    this.dropIfStale();
+    return this.selectedBlocks.get(variant)?.get(pattern)?.get(selectedKey(metricIndex, labelIndex));
+  }
+
+  /** Keeps a block for `selectedBlock`, within the same byte bound as the whole-metric blocks. */
+  keepSelectedBlock(
+    metricIndex: number,
+    variant: string,
+    pattern: object,
+    labelIndex: number,
+    block: Buffer,
+  ): void {
+    if (!this.fits(block)) return;
+    let byPattern = this.selectedBlocks.get(variant);
+    if (byPattern === undefined) {
+      byPattern = new Map();
+      this.selectedBlocks.set(variant, byPattern);
+    }
+    let blocks = byPattern.get(pattern);
+    if (blocks === undefined) {
+      blocks = new Map();
+      byPattern.set(pattern, blocks);
+    }
+    blocks.set(selectedKey(metricIndex, labelIndex), block);
+  }
+
+  /** Counts `block` against this snapshot's bound if it fits. */
+  private fits(block: Buffer): boolean {
+    if (this.blockBytes + block.length > MAX_BLOCK_BYTES) return false;
     this.blockBytes += block.length;
+    return true;
   }
 
   private dropIfStale(): void {
@@ -196,6 +243,12 @@ export class SeriesFragments {
     this.steps.clear();
     this.historyViews.clear();
     this.blocks.clear();
+    this.selectedBlocks.clear();
     this.blockBytes = 0;
   }
+}
+
+/** One number per metric and label position (a metric has far fewer than 64 labels). */
+function selectedKey(metricIndex: number, labelIndex: number): number {
+  return metricIndex * 64 + labelIndex;
 }
