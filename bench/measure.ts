@@ -19,6 +19,12 @@ export function cpuTicks(child: ChildProcess): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** The part of `cpuTicks` spent in the kernel (system time: page faults, mmap, socket writes). */
+export function systemCpuTicks(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]);
+}
+
 /**
  * The load generator (this process) on CPU 0, the servers (all their threads) on CPU 1, so a server
  * never shares its core with the load. Answers what was done, for the result's header.

@@ -15,7 +15,7 @@
  * loader, no imports beyond node:http) answering the same answer bytes, read after 5 s of the same
  * load. Both are broken down by where the RSS is (bench/rss-breakdown.ts: mapped files, V8's heap and
  * other anonymous memory, JIT code, glibc's malloc arenas), and the server's CPU time under load is
- * printed per request.
+ * printed per request, with its part in the kernel (page faults, mmap: what malloc tuning costs).
  *
  * Run: npm run build && node --import tsx bench/memory.ts   (BENCH_MINUTES=10, BENCH_IDLE_SEC=300)
  */
@@ -25,7 +25,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLOCK_TICKS_PER_SEC, cpuTicks, median } from './measure.js';
+import { CLOCK_TICKS_PER_SEC, cpuTicks, median, systemCpuTicks } from './measure.js';
 import { rssBreakdown, type RssBreakdown } from './rss-breakdown.js';
 import { CATALOG } from '../src/monitor/store/catalog.js';
 import { readStartScript } from '../scripts/start-script.js';
@@ -159,6 +159,7 @@ try {
   let loadParts = rssBreakdown(server.child.pid!);
   const started = Date.now();
   const cpuBefore = cpuTicks(server.child);
+  const systemBefore = systemCpuTicks(server.child);
   const deadline = started + MINUTES * 60_000;
   while (Date.now() < deadline) {
     const seconds = Math.max(1, Math.min(READ_EVERY_SEC, Math.ceil((deadline - Date.now()) / 1000)));
@@ -178,6 +179,7 @@ try {
     process.stderr.write(`  ${readings.at(-1)!.minute.toFixed(1)} min: ${mib(rss)}, ${requests} requests\n`);
   }
   const cpuSeconds = (cpuTicks(server.child) - cpuBefore) / CLOCK_TICKS_PER_SEC;
+  const systemSeconds = (systemCpuTicks(server.child) - systemBefore) / CLOCK_TICKS_PER_SEC;
   const end = median(readings.slice(-3).map(({ rss }) => rss));
   const peak = Math.max(...readings.map(({ rss }) => rss));
 
@@ -196,7 +198,7 @@ try {
   console.log(`| streamcore peak reading under load | ${mib(peak)} | ${(peak / idle).toFixed(2)}× | |`);
   console.log(`\nFirst series queries after the idle phase: ${firstQueries.join(', ')}.`);
   console.log(
-    `Server CPU under load: ${cpuSeconds.toFixed(1)} s in ${MINUTES} min, ${((cpuSeconds / requests) * 1e6).toFixed(0)} µs per request.`,
+    `Server CPU under load: ${cpuSeconds.toFixed(1)} s in ${MINUTES} min (${systemSeconds.toFixed(1)} s of it in the kernel), ${((cpuSeconds / requests) * 1e6).toFixed(0)} µs per request.`,
   );
   console.log(
     '\nWhere the RSS is (/proc/<pid>/smaps, bench/rss-breakdown.ts; under load: the last reading)\n',

@@ -6,6 +6,8 @@ import { ConfigError, loadConfig } from './config/index.js';
 
 /** How many recent log lines `GET /api/v3/log` can show (the reference's `log.max_lines` default). */
 const LOG_BUFFER_LINES = 1000;
+/** Time between two trims of the malloc arenas (malloc/trimmer.ts), ms. */
+const MALLOC_TRIM_INTERVAL_MS = 2000;
 
 /**
  * Starts the server; a failure to start is printed on stderr and exits with code 1. Run by
@@ -33,10 +35,8 @@ async function main(hooks: StartHooks): Promise<void> {
     throw error;
   }
 
-  const [{ buildApp }, { createServerLogger, LogBuffer }] = await Promise.all([
-    import('./app.js'),
-    import('./log/index.js'),
-  ]);
+  const [{ buildApp }, { createServerLogger, LogBuffer }, { loadMallocTrimAddon, MallocTrimmer }] =
+    await Promise.all([import('./app.js'), import('./log/index.js'), import('./malloc/index.js')]);
   const logBuffer = new LogBuffer(LOG_BUFFER_LINES);
   const logger = createServerLogger(process.env.CORE_LOG_LEVEL ?? 'info', logBuffer);
 
@@ -59,10 +59,19 @@ async function main(hooks: StartHooks): Promise<void> {
       cwd: process.cwd(),
     },
   });
+  // Process-wide, not per app: the malloc arenas are the process's.
+  const mallocTrim = loadMallocTrimAddon();
+  let trimmer: InstanceType<typeof MallocTrimmer> | undefined;
+  if ('reason' in mallocTrim) logger.info({ reason: mallocTrim.reason }, 'freed malloc memory is kept');
+  else if (mallocTrim.addon.available) {
+    trimmer = new MallocTrimmer(mallocTrim.addon, MALLOC_TRIM_INTERVAL_MS);
+    trimmer.start();
+  }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    trimmer?.stop();
     logger.info({ signal }, 'shutting down');
     app.close().then(
       () => process.exit(0),
