@@ -19,6 +19,12 @@ export function cpuTicks(child: ChildProcess): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** Minor page faults of a child so far (pages touched for the first time or again after a trim). */
+export function minorFaults(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+}
+
 /** The part of `cpuTicks` spent in the kernel (system time: page faults, mmap, socket writes). */
 export function systemCpuTicks(child: ChildProcess): number {
   const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');

@@ -25,7 +25,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLOCK_TICKS_PER_SEC, cpuTicks, median, systemCpuTicks } from './measure.js';
+import { CLOCK_TICKS_PER_SEC, cpuTicks, median, minorFaults, systemCpuTicks } from './measure.js';
 import { rssBreakdown, type RssBreakdown } from './rss-breakdown.js';
 import { CATALOG } from '../src/monitor/store/catalog.js';
 import { readStartScript } from '../scripts/start-script.js';
@@ -160,6 +160,7 @@ try {
   const started = Date.now();
   const cpuBefore = cpuTicks(server.child);
   const systemBefore = systemCpuTicks(server.child);
+  const faultsBefore = minorFaults(server.child);
   const deadline = started + MINUTES * 60_000;
   while (Date.now() < deadline) {
     const seconds = Math.max(1, Math.min(READ_EVERY_SEC, Math.ceil((deadline - Date.now()) / 1000)));
@@ -180,6 +181,7 @@ try {
   }
   const cpuSeconds = (cpuTicks(server.child) - cpuBefore) / CLOCK_TICKS_PER_SEC;
   const systemSeconds = (systemCpuTicks(server.child) - systemBefore) / CLOCK_TICKS_PER_SEC;
+  const faults = minorFaults(server.child) - faultsBefore;
   const end = median(readings.slice(-3).map(({ rss }) => rss));
   const peak = Math.max(...readings.map(({ rss }) => rss));
 
@@ -198,7 +200,7 @@ try {
   console.log(`| streamcore peak reading under load | ${mib(peak)} | ${(peak / idle).toFixed(2)}× | |`);
   console.log(`\nFirst series queries after the idle phase: ${firstQueries.join(', ')}.`);
   console.log(
-    `Server CPU under load: ${cpuSeconds.toFixed(1)} s in ${MINUTES} min (${systemSeconds.toFixed(1)} s of it in the kernel), ${((cpuSeconds / requests) * 1e6).toFixed(0)} µs per request.`,
+    `Server CPU under load: ${cpuSeconds.toFixed(1)} s in ${MINUTES} min (${systemSeconds.toFixed(1)} s of it in the kernel), ${((cpuSeconds / requests) * 1e6).toFixed(0)} µs per request; ${(faults / requests).toFixed(2)} minor page faults per request.`,
   );
   console.log(
     '\nWhere the RSS is (/proc/<pid>/smaps, bench/rss-breakdown.ts; under load: the last reading)\n',
