@@ -91,7 +91,7 @@ function keptBlock(
   if (selection.wantsAll(metricIndex)) {
     let block = fragments.metricBlock(metricIndex, variant);
     if (block === undefined) {
-      block = walk.block(metricIndex, true);
+      block = walk.block(metricIndex, true, fragments.allocateBlock);
       fragments.keepMetricBlock(metricIndex, variant, block);
     }
     return block;
@@ -101,7 +101,7 @@ function keptBlock(
   const pattern = selector.regexp ?? ANY_VALUE;
   let block = fragments.selectedBlock(metricIndex, variant, pattern, selector.labelIndex);
   if (block === undefined) {
-    block = walk.block(metricIndex, false);
+    block = walk.block(metricIndex, false, fragments.allocateBlock);
     fragments.keepSelectedBlock(metricIndex, variant, pattern, selector.labelIndex, block);
   }
   return block;
@@ -205,8 +205,8 @@ class SeriesWalk {
   }
 
   /** The objects `write` would write, comma-separated, in a buffer of their own. */
-  block(metricIndex: number, all: boolean): Buffer {
-    const out = new AnswerWriter(allocateUnpooled);
+  block(metricIndex: number, all: boolean, allocate: (length: number) => Buffer): Buffer {
+    const out = new AnswerWriter(allocate);
     this.write(metricIndex, out, all);
     return out.toBuffer();
   }

@@ -2,6 +2,7 @@ import { CATALOG, type MetricStore } from '../store/index.js';
 import type { MetricHistory } from '../history/index.js';
 import { labelsJson } from './evaluate.js';
 import { formatNumber } from './format-number.js';
+import { BlockArena } from './block-arena.js';
 import { HistoryView } from './history-view.js';
 import { planPoints, toUnixSeconds, type HistoryRange, type PointPlan } from './point-plan.js';
 
@@ -95,6 +96,16 @@ export class SeriesFragments {
   /** Per kind of answer, per pattern, per metric and label (see `selectedBlock`). */
   private readonly selectedBlocks = new Map<string, Map<object, Map<number, Buffer>>>();
   private blockBytes = 0;
+  /** The memory of this snapshot's blocks, reused for the next one's (block-arena.ts). */
+  private readonly arena = new BlockArena(MAX_BLOCK_BYTES);
+  /**
+   * Memory for a block (`keepMetricBlock`, `keepSelectedBlock`), valid while this snapshot is the
+   * newest: a block must be copied into its answer within the call that assembles it.
+   */
+  readonly allocateBlock = (length: number): Buffer => {
+    this.dropIfStale();
+    return this.arena.allocate(length);
+  };
 
   constructor(store: MetricStore) {
     this.store = store;
@@ -244,6 +255,7 @@ export class SeriesFragments {
     this.historyViews.clear();
     this.blocks.clear();
     this.selectedBlocks.clear();
+    this.arena.reset();
     this.blockBytes = 0;
   }
 }
