@@ -13,7 +13,12 @@ import {
 } from './point-plan.js';
 import type { SeriesSelection } from './select.js';
 import type { HistoryEntry } from './history-view.js';
-import type { SeriesFragments, StepValues } from './series-fragments.js';
+import {
+  WHOLE_METRIC,
+  type BlockSelection,
+  type SeriesFragments,
+  type StepValues,
+} from './series-fragments.js';
 
 const COMMA = Buffer.from(',');
 const SERIES_END = Buffer.from(']}');
@@ -88,21 +93,17 @@ function keptBlock(
   variant: string,
   metricIndex: number,
 ): Buffer | undefined {
-  if (selection.wantsAll(metricIndex)) {
-    let block = fragments.metricBlock(metricIndex, variant);
-    if (block === undefined) {
-      block = walk.block(metricIndex, true, fragments.allocateBlock);
-      fragments.keepMetricBlock(metricIndex, variant, block);
-    }
-    return block;
-  }
-  const selector = selection.onlySelector(metricIndex);
-  if (selector === undefined) return undefined;
-  const pattern = selector.regexp ?? ANY_VALUE;
-  let block = fragments.selectedBlock(metricIndex, variant, pattern, selector.labelIndex);
+  const all = selection.wantsAll(metricIndex);
+  const selector = all ? undefined : selection.onlySelector(metricIndex);
+  if (!all && selector === undefined) return undefined;
+  const selected: BlockSelection =
+    selector === undefined
+      ? WHOLE_METRIC
+      : { pattern: selector.regexp ?? ANY_VALUE, labelIndex: selector.labelIndex };
+  let block = fragments.block(metricIndex, variant, selected);
   if (block === undefined) {
-    block = walk.block(metricIndex, false, fragments.allocateBlock);
-    fragments.keepSelectedBlock(metricIndex, variant, pattern, selector.labelIndex, block);
+    block = walk.block(metricIndex, all, fragments.allocateBlock);
+    fragments.keepBlock(metricIndex, variant, selected, block);
   }
   return block;
 }

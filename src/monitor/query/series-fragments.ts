@@ -91,15 +91,13 @@ export class SeriesFragments {
   private readonly steps = new Map<number, StepValues>();
   /** History views by tier and step (`minute/300`), at most `MAX_STEPS_PER_SNAPSHOT` as well. */
   private readonly historyViews = new Map<string, HistoryView>();
-  /** Per kind of answer (see `metricBlock`), per metric. */
-  private readonly blocks = new Map<string, (Buffer | undefined)[]>();
-  /** Per kind of answer, per pattern, per metric and label (see `selectedBlock`). */
-  private readonly selectedBlocks = new Map<string, Map<object, Map<number, Buffer>>>();
+  /** Per kind of answer, per pattern, per metric and label (see `block`). */
+  private readonly blocks = new Map<string, Map<object, Map<number, Buffer>>>();
   private blockBytes = 0;
   /** The memory of this snapshot's blocks, reused for the next one's (block-arena.ts). */
   private readonly arena = new BlockArena(MAX_BLOCK_BYTES);
   /**
-   * Memory for a block (`keepMetricBlock`, `keepSelectedBlock`), valid while this snapshot is the
+   * Memory for a block (`keepBlock`), valid while this snapshot is the
    * newest: a block must be copied into its answer within the call that assembles it.
    */
   readonly allocateBlock = (length: number): Buffer => {
@@ -182,61 +180,32 @@ export class SeriesFragments {
   }
 
   /**
-   * The objects of every series of a metric in one kind of answer (`variant`: equal variants give
-   * equal objects within a snapshot), comma-separated, if kept for this snapshot.
+   * The objects of a metric's series in one kind of answer (`variant`: equal variants give equal
+   * objects within a snapshot), comma-separated, if kept for this snapshot: of all its series
+   * (`WHOLE_METRIC`), or of those whose label at `labelIndex` matches `pattern` (a compiled pattern,
+   * the same object for the same source: pattern-cache.ts). Varied queries mostly differ in which
+   * metrics and patterns they combine, not in the patterns themselves, so the objects one pattern
+   * selects are worth keeping for the snapshot as whole metrics are.
    */
-  metricBlock(metricIndex: number, variant: string): Buffer | undefined {
+  block(metricIndex: number, variant: string, selected: BlockSelection): Buffer | undefined {
     this.dropIfStale();
-    return this.blocks.get(variant)?.[metricIndex];
+    return this.blocks.get(variant)?.get(selected.pattern)?.get(blockKey(metricIndex, selected.labelIndex));
   }
 
   /** Keeps a block made by the caller, while the blocks of this snapshot stay within their byte bound. */
-  keepMetricBlock(metricIndex: number, variant: string, block: Buffer): void {
+  keepBlock(metricIndex: number, variant: string, selected: BlockSelection, block: Buffer): void {
     if (!this.fits(block)) return;
-    let blocks = this.blocks.get(variant);
-    if (blocks === undefined) {
-      blocks = [];
-      this.blocks.set(variant, blocks);
-    }
-    blocks[metricIndex] = block;
-  }
-
-  /**
-   * As `metricBlock`, for the series of a metric whose label at `labelIndex` matches `pattern` (a
-   * compiled pattern, the same object for the same source: pattern-cache.ts). Varied queries mostly
-   * differ in which metrics and patterns they combine, not in the patterns themselves, so the
-   * objects selected by one pattern are worth keeping for the snapshot as whole metrics are.
-   */
-  selectedBlock(
-    metricIndex: number,
-    variant: string,
-    pattern: object,
-    labelIndex: number,
-  ): Buffer | undefined {
-    this.dropIfStale();
-    return this.selectedBlocks.get(variant)?.get(pattern)?.get(selectedKey(metricIndex, labelIndex));
-  }
-
-  /** Keeps a block for `selectedBlock`, within the same byte bound as the whole-metric blocks. */
-  keepSelectedBlock(
-    metricIndex: number,
-    variant: string,
-    pattern: object,
-    labelIndex: number,
-    block: Buffer,
-  ): void {
-    if (!this.fits(block)) return;
-    let byPattern = this.selectedBlocks.get(variant);
+    let byPattern = this.blocks.get(variant);
     if (byPattern === undefined) {
       byPattern = new Map();
-      this.selectedBlocks.set(variant, byPattern);
+      this.blocks.set(variant, byPattern);
     }
-    let blocks = byPattern.get(pattern);
+    let blocks = byPattern.get(selected.pattern);
     if (blocks === undefined) {
       blocks = new Map();
-      byPattern.set(pattern, blocks);
+      byPattern.set(selected.pattern, blocks);
     }
-    blocks.set(selectedKey(metricIndex, labelIndex), block);
+    blocks.set(blockKey(metricIndex, selected.labelIndex), block);
   }
 
   /** Counts `block` against this snapshot's bound if it fits. */
@@ -254,13 +223,22 @@ export class SeriesFragments {
     this.steps.clear();
     this.historyViews.clear();
     this.blocks.clear();
-    this.selectedBlocks.clear();
     this.arena.reset();
     this.blockBytes = 0;
   }
 }
 
-/** One number per metric and label position (a metric has far fewer than 64 labels). */
-function selectedKey(metricIndex: number, labelIndex: number): number {
-  return metricIndex * 64 + labelIndex;
+/** Which of a metric's series a kept block holds (`block`). */
+export interface BlockSelection {
+  pattern: object;
+  /** Position of the label the pattern is matched against; -1 for `WHOLE_METRIC`. */
+  labelIndex: number;
+}
+
+/** Every series of the metric. */
+export const WHOLE_METRIC: BlockSelection = { pattern: {}, labelIndex: -1 };
+
+/** One number per metric and label position (-1 …; a metric has far fewer than 63 labels). */
+function blockKey(metricIndex: number, labelIndex: number): number {
+  return metricIndex * 64 + labelIndex + 1;
 }
