@@ -12,23 +12,26 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/** The fields of /proc/<pid>/stat after the command name (`statFields(c)[0]` is field 3, the state). */
+function statFields(child: ChildProcess): string[] {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU time (user + system) of a child so far, in clock ticks. */
 export function cpuTicks(child: ChildProcess): number {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(child);
   return Number(fields[11]) + Number(fields[12]);
 }
 
 /** Minor page faults of a child so far (pages touched for the first time or again after a trim). */
 export function minorFaults(child: ChildProcess): number {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+  return Number(statFields(child)[7]);
 }
 
 /** The part of `cpuTicks` spent in the kernel (system time: page faults, mmap, socket writes). */
 export function systemCpuTicks(child: ChildProcess): number {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]);
+  return Number(statFields(child)[12]);
 }
 
 /**
