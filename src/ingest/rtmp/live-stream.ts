@@ -122,7 +122,10 @@ export class LiveStream {
     const now = this.now();
     for (const player of [...this.players]) {
       if (player.sink.queuedBytes <= this.limits.maxPlayerQueueBytes) player.behindSinceMs = undefined;
-      else if (player.behindSinceMs !== undefined && now - player.behindSinceMs > this.limits.maxBehindMs) {
+      // The write that crossed the bound may have been the last tag for a while (the publisher
+      // paused or ended its burst): the sweep starts the clock then, not only the next tag.
+      else if (player.behindSinceMs === undefined) player.behindSinceMs = now;
+      else if (now - player.behindSinceMs > this.limits.maxBehindMs) {
         this.players.delete(player);
         player.sink.close('player fell behind');
       }
