@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { PROCESS_PARTS, type ProcessPart } from '../../src/process/api/api-shapes.js';
+import { ListAnswers } from '../../src/process/api/list-answers.js';
 import {
   configBytesOf,
   processBytes,
@@ -8,10 +10,20 @@ import {
   processListPieces,
   reportBytesOf,
 } from '../../src/process/api/process-bytes.js';
-import { processView, reportView } from '../../src/process/api/views.js';
+import { publishedStateBytes } from '../../src/process/api/published-state.js';
+import { processView, reportView, stateViewJson } from '../../src/process/api/views.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { call, lavfiProcess, ok, waitFor } from './support.js';
+
+/**
+ * `wanted`, or a second later when it falls in the same second as `previous`: the list's states
+ * are then encoded at the new time (published-state.ts), and the clock stays near the real one,
+ * which stamps ffmpeg's reports (rates over a window far ahead of them would all read 0).
+ */
+function inAnotherSecond(previous: number, wanted: number): number {
+  return Math.floor(wanted / 1000) === Math.floor(previous / 1000) ? wanted + 1000 : wanted;
+}
 
 /** Every subset of the parts a client can ask for (`filter`), the empty one included. */
 const PART_SETS: ReadonlySet<ProcessPart>[] = Array.from(
@@ -56,7 +68,7 @@ describe('process answers from cached fragments', () => {
     const service = server.app.processes;
     let compared = 0;
     const compareAll = (): void => {
-      clock += 370;
+      clock = inAnotherSecond(clock, Date.now());
       const entries = service.sortedEntries();
       for (const parts of PART_SETS) {
         const expected = JSON.stringify(entries.map((entry) => processView(service, entry, parts)));
@@ -107,6 +119,41 @@ describe('process answers from cached fragments', () => {
     );
   });
 
+  it("send the list's states as of their second, and a client's command at once", async () => {
+    await ok(server, 'POST', '/process', { ...lavfiProcess('published'), autostart: true });
+    type Listed = { id: string; state: { order: string; exec: string; progress: { frame: number } } };
+    const listed = async (): Promise<{ text: string; state: Listed['state'] }> => {
+      const answer = await call<Listed[]>(server, 'GET', '/process?filter=state&id=published');
+      assert.equal(answer.status, 200, answer.text);
+      const state = answer.body[0]?.state;
+      assert.ok(state !== undefined);
+      return { text: answer.text, state };
+    };
+    clock = inAnotherSecond(clock, Date.now());
+    await waitFor(async () => (await listed()).state.progress.frame > 0, 15_000, 'progress in the list');
+    // Within one second of the clock the list sends the state it encoded first, while ffmpeg goes on.
+    clock = inAnotherSecond(clock, Date.now());
+    const first = await listed();
+    await waitFor(
+      async () =>
+        (await ok<{ progress: { frame: number } }>(server, 'GET', '/process/published/state')).progress
+          .frame > first.state.progress.frame,
+      15_000,
+      'the exact state to move on',
+    );
+    assert.equal((await listed()).text, first.text);
+    // A command shows at once, in the same second.
+    await ok(server, 'PUT', '/process/published/command', { command: 'stop' });
+    const stopped = await listed();
+    assert.equal(stopped.state.order, 'stop');
+    await waitFor(async () => (await listed()).state.exec === 'finished', 15_000, 'the stop in the list');
+    // In the next second the list's state is the exact one again.
+    clock = inAnotherSecond(clock, Date.now());
+    const exact = await ok<Listed['state']>(server, 'GET', '/process/published/state');
+    assert.deepEqual((await listed()).state, exact);
+    await ok(server, 'DELETE', '/process/published');
+  });
+
   it('stay the straightforward encoding while random changes and questions interleave', async () => {
     const service = server.app.processes;
     // Deterministic so that a failure can be replayed.
@@ -134,6 +181,27 @@ describe('process answers from cached fragments', () => {
     };
     let compared = 0;
     const reused = Buffer.alloc(1 << 20, '#');
+    // Every list answered through the kept answers, gzip-encoded whatever its size.
+    const failures: unknown[] = [];
+    const answers = new ListAnswers(service, { minGzipBytes: 0, gzipPieces: 2, gzipLevel: 3 }, (error) =>
+      failures.push(error),
+    );
+    let answersReused = 0;
+    let answersAsked = 0;
+    // What each process's published state was last time, to check when it may be reused.
+    const lastPublished = new Map<unknown, { bytes: Buffer; second: number; facts: string }>();
+    const facts = (entry: ReturnType<typeof service.entry>): string =>
+      JSON.stringify([
+        entry.supervisor.order,
+        entry.supervisor.state,
+        entry.supervisor.pid ?? null,
+        entry.report.lastLogLine,
+        service.commandLine(entry),
+      ]);
+    let statesReused = 0;
+    let statesChanged = 0;
+    // States the first test left published belong to its clock: start in a second of our own.
+    clock = (Math.floor(Math.max(clock, Date.now()) / 1000) + 1) * 1000;
     const done = new Set<string>();
     const note = (what: string, status: number): boolean => {
       if (status === 200) done.add(what);
@@ -166,8 +234,28 @@ describe('process answers from cached fragments', () => {
       }
       // Questions at random moments: at once, or after the processes reported, stalled, ran on.
       await new Promise((resolve) => setTimeout(resolve, random() < 0.5 ? 0 : random() * 600));
-      clock = Date.now() + Math.floor(random() * 3) * 1000;
-      for (let repeat = 0; repeat < 2; repeat++) {
+      // Still in the second of the last lists: a state is kept only while its facts stay, and one
+      // encoded anew (here, or by a list answered ahead after a change, even one undone since, as
+      // a failing run that restarts and fails alike) carries the facts of now.
+      for (const entry of service.sortedEntries()) {
+        const bytes = publishedStateBytes(service, entry);
+        const before = lastPublished.get(entry);
+        const id = entry.config.id;
+        if (before === undefined) continue;
+        assert.equal(before.second, Math.floor(clock / 1000));
+        if (bytes === before.bytes) {
+          assert.equal(before.facts, facts(entry), `step ${step}: ${id}'s state kept after a change`);
+          statesReused++;
+        } else {
+          const state = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+          const exact = JSON.parse(stateViewJson(service, entry)) as Record<string, unknown>;
+          for (const key of ['order', 'exec', 'pid', 'last_logline', 'command'])
+            assert.deepEqual(state[key], exact[key], `step ${step}: ${id}'s ${key}`);
+          statesChanged++;
+        }
+      }
+      clock = inAnotherSecond(clock, Date.now() + Math.floor(random() * 3) * 1000);
+      {
         const entries = service.sortedEntries();
         for (const parts of PART_SETS) {
           const expected = JSON.stringify(entries.map((entry) => processView(service, entry, parts)));
@@ -181,10 +269,51 @@ describe('process answers from cached fragments', () => {
           assert.equal(pieces.length, Buffer.byteLength(expected));
           assert.equal(pieces.writeTo(reused).toString('utf8'), expected, `step ${step} reused buffer`);
         }
+        // A random question through the kept answers: the same bytes as the list built now.
+        const parts = PART_SETS[Math.floor(random() * PART_SETS.length)] as ReadonlySet<ProcessPart>;
+        const only = random() < 0.3 ? ids[Math.floor(random() * ids.length)] : undefined;
+        const gzip = random() < 0.5;
+        const question = {
+          key: JSON.stringify([[...parts].sort(), only ?? null]),
+          parts,
+          includes: (entry: { config: { id: string } }) => only === undefined || entry.config.id === only,
+        };
+        // The list as built at the moment the answer is asked for (`answer` takes its pieces before
+        // its first await); twice, the second time after the first's gzip, as processes moved on.
+        const listNow = (): string =>
+          processListBytes(service, service.sortedEntries().filter(question.includes), parts).toString(
+            'utf8',
+          );
+        const expectedFirst = listNow();
+        const first = await answers.answer(question, gzip);
+        const expectedSecond = listNow();
+        const second = await answers.answer(question, gzip);
+        for (const [answer, expected] of [
+          [first, expectedFirst],
+          [second, expectedSecond],
+        ] as const) {
+          assert.equal(answer.gzipped, gzip);
+          const text = (answer.gzipped ? gunzipSync(answer.bytes) : answer.bytes).toString('utf8');
+          assert.equal(text, expected, `step ${step} kept answer ${[...parts].join(',')} ${only ?? 'all'}`);
+        }
+        answersAsked++;
+        if (gzip && first.bytes === second.bytes) answersReused++;
         compared++;
       }
+      // What the lists above sent, for the check after the next change (the clock stays meanwhile).
+      for (const entry of service.sortedEntries()) {
+        const bytes = publishedStateBytes(service, entry);
+        lastPublished.set(entry, { bytes, second: Math.floor(clock / 1000), facts: facts(entry) });
+      }
     }
+    answers.close();
+    assert.deepEqual(failures, []);
     assert.ok(compared > 0);
+    assert.ok(statesReused > 0 && statesChanged > 0, `${statesReused} states kept, ${statesChanged} changed`);
+    assert.ok(
+      answersReused > 0 && answersReused < answersAsked,
+      `${answersReused} of ${answersAsked} reused`,
+    );
     assert.deepEqual([...done].sort(), [
       'create',
       'create reader',

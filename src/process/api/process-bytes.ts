@@ -2,15 +2,17 @@ import type { ProcessConfig } from '../config/index.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
 import type { ProcessReport } from '../supervise/index.js';
 import type { ProcessPart } from './api-shapes.js';
+import { publishedStateBytes } from './published-state.js';
 import { reportView, stateViewJson } from './views.js';
 
 /**
  * The wire bytes of process objects, the same bytes as `JSON.stringify(processView(…))`, built
  * from per-process fragments: a config and a report change far less often than they are asked for
  * (a UI polls the whole list every second), so each is encoded once per change and kept as UTF-8
- * bytes. Only the state (which moves every second) and the metadata (small, changed in place) are
- * encoded per request. With 200 processes the list is about 1.4 MB, mostly reports: encoding it per
- * request dominated the answer time (docs/processes.md, "Where the time goes").
+ * bytes. The metadata (small, changed in place) is encoded per request; the state (which moves
+ * every second) per request for one process, and at most once a second for the list
+ * (published-state.ts). With 200 processes the list is about 1.4 MB, mostly reports: encoding it
+ * per request dominated the answer time (docs/performance.md, "A full server").
  */
 
 /** Encoded configs: entries get a new config object on every update, so the object is the key. */
@@ -37,7 +39,8 @@ export class JsonPieces {
   /** The answer's length in bytes. */
   readonly length: number;
 
-  constructor(private readonly pieces: readonly (Buffer | string)[]) {
+  /** Kept Buffers are the same objects until what they encode changes (list-answers.ts relies on it). */
+  constructor(readonly pieces: readonly (Buffer | string)[]) {
     let length = 0;
     for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
     this.length = length;
@@ -63,7 +66,7 @@ export class JsonPieces {
   }
 }
 
-/** The JSON array of the process objects of `entries`, each with the parts in `parts`. */
+/** The JSON array of the process objects of `entries`, each with the parts in `parts` (states as published). */
 export function processListBytes(
   service: ProcessService,
   entries: readonly ProcessEntry[],
@@ -81,7 +84,7 @@ export function processListPieces(
   const pieces: (Buffer | string)[] = [OPEN_LIST];
   for (const [index, entry] of entries.entries()) {
     if (index > 0) pieces.push(COMMA);
-    pushProcess(pieces, service, entry, parts);
+    pushProcess(pieces, service, entry, parts, publishedStateBytes);
   }
   pieces.push(CLOSE_LIST);
   return new JsonPieces(pieces);
@@ -94,7 +97,7 @@ export function processBytes(
   parts: ReadonlySet<ProcessPart>,
 ): Buffer {
   const pieces: (Buffer | string)[] = [];
-  pushProcess(pieces, service, entry, parts);
+  pushProcess(pieces, service, entry, parts, stateViewJson);
   return new JsonPieces(pieces).toBuffer();
 }
 
@@ -142,10 +145,11 @@ function pushProcess(
   service: ProcessService,
   entry: ProcessEntry,
   parts: ReadonlySet<ProcessPart>,
+  stateOf: (service: ProcessService, entry: ProcessEntry) => Buffer | string,
 ): void {
   chunks.push(headBytesOf(entry));
   if (parts.has('config')) chunks.push(CONFIG_KEY, configBytesOf(entry));
-  if (parts.has('state')) chunks.push(STATE_KEY, stateViewJson(service, entry));
+  if (parts.has('state')) chunks.push(STATE_KEY, stateOf(service, entry));
   if (parts.has('report')) chunks.push(REPORT_KEY, reportBytesOf(entry));
   if (parts.has('metadata')) chunks.push(METADATA_KEY, JSON.stringify(entry.metadata));
   chunks.push(CLOSE_OBJECT);

@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { availableParallelism } from 'node:os';
-import { acceptsGzip, addVary, ApiError, gzipInPieces, LentBuffer } from '../../http/index.js';
+import { acceptsGzip, addVary, ApiError } from '../../http/index.js';
 import { compileGlob, type Glob } from '../../storage/index.js';
 import { PROCESS_PARTS, type ProcessPart } from './api-shapes.js';
 import { globSyntaxProblem } from './glob-syntax.js';
 import { isObject } from '../config/index.js';
 import { COMMANDS, type Command, type ProcessService } from '../service/index.js';
-import { configBytesOf, processBytes, processListPieces, reportBytesOf } from './process-bytes.js';
+import { ListAnswers, type ListQuestion } from './list-answers.js';
+import { configBytesOf, processBytes, reportBytesOf } from './process-bytes.js';
 import { stateViewJson } from './views.js';
 
 type IdParams = { Params: { id: string } };
@@ -21,15 +22,14 @@ type Query = Record<string, string | string[] | undefined>;
 const PIECEWISE_GZIP_BYTES = 256 * 1024;
 const GZIP_PIECES = Math.min(4, availableParallelism());
 /**
- * zlib level for those lists. The list changes every second (progress), so it is compressed on
- * every request, and at the default level (6) that was the largest part of its answer time: the
- * 1.4 MB list of 200 processes took 7.4-7.9 ms in one stream on this VM, 5.7-8.8 ms in two pieces.
- * Level 3 takes 3.1-3.2 ms (3.6-3.8 in two pieces); its answer is 2.5 times larger (60 KB instead
- * of 23 KB, still 23 times smaller than the JSON), which costs a UI on a slow link more bytes per
- * refresh but the server, and every request waiting behind it, far less time (docs/performance.md,
- * "A full server").
+ * zlib level for those lists: the default. While the list was deflated on every request, level 3
+ * was used (3.1 ms for the 1.4 MB list of 200 processes against 7.4-7.9 ms, but 60 KB instead of
+ * 23 KB). Now a list that is polled is compressed once a second ahead of its requests
+ * (list-answers.ts), so the smaller answer, which a UI on a slow link receives every second, costs
+ * no request its time; a list built on request (nobody asked for it lately, or a process changed)
+ * pays the difference (docs/performance.md, "A full server", fifth pass).
  */
-const LIST_GZIP_LEVEL = 3;
+const LIST_GZIP_LEVEL = 6;
 
 /** Longest glob accepted in `idpattern`/`refpattern`. */
 const MAX_PATTERN_LENGTH = 1000;
@@ -38,32 +38,27 @@ const MAX_PATTERN_LENGTH = 1000;
 export function registerProcessRoutes(v3: FastifyInstance, service: ProcessService): void {
   v3.post('/process', async (request, reply) => sendJson(reply, await service.create(request.body)));
 
-  // The list before compression, built in the same memory each time (lent-buffer.ts).
-  const listBuffer = new LentBuffer();
+  const listAnswers = new ListAnswers(
+    service,
+    {
+      minGzipBytes: PIECEWISE_GZIP_BYTES,
+      gzipPieces: GZIP_PIECES,
+      gzipLevel: LIST_GZIP_LEVEL,
+    },
+    (error) => v3.log.error({ err: error }, 'answering the process list ahead failed'),
+  );
+  v3.addHook('onClose', (_instance, done) => {
+    listAnswers.close();
+    done();
+  });
   v3.get('/process', async (request, reply) => {
-    const query = request.query as Query;
-    const parts = readFilter(query);
-    const wanted = readList(query, 'id');
-    const reference = readOne(query, 'reference');
-    const idPattern = readGlob(query, 'idpattern');
-    const refPattern = readGlob(query, 'refpattern');
-    const list = service
-      .sortedEntries()
-      .filter((entry) => wanted === undefined || wanted.includes(entry.config.id))
-      .filter((entry) => reference === undefined || entry.config.reference === reference)
-      .filter((entry) => idPattern === undefined || idPattern.matches(entry.config.id))
-      .filter((entry) => refPattern === undefined || refPattern.matches(entry.config.reference));
-    const pieces = processListPieces(service, list, parts);
-    if (pieces.length >= PIECEWISE_GZIP_BYTES && wantsGzip(request)) {
+    const answer = await listAnswers.answer(readListQuestion(request.query as Query), wantsGzip(request));
+    if (answer.gzipped) {
       // What @fastify/compress would send, in less time; it leaves an encoded answer alone.
-      const gzipped = await listBuffer.borrow(pieces.length, (buffer) =>
-        gzipInPieces(pieces.writeTo(buffer), GZIP_PIECES, LIST_GZIP_LEVEL),
-      );
       addVary(reply, 'accept-encoding');
       void reply.header('content-encoding', 'gzip');
-      return sendBytes(reply, gzipped);
     }
-    return sendBytes(reply, pieces.toBuffer());
+    return sendBytes(reply, answer.bytes);
   });
 
   v3.get<IdParams>('/process/:id', async (request, reply) => {
@@ -146,6 +141,30 @@ function readCommand(request: FastifyRequest): Command {
     });
   }
   return command as Command;
+}
+
+/** The list's query: `filter`, `id`, `reference`, `idpattern`, `refpattern` (SPEC §7.2). */
+function readListQuestion(query: Query): ListQuestion {
+  const parts = readFilter(query);
+  const wanted = readList(query, 'id');
+  const reference = readOne(query, 'reference');
+  const idPattern = readGlob(query, 'idpattern');
+  const refPattern = readGlob(query, 'refpattern');
+  return {
+    key: JSON.stringify([
+      [...parts].sort(),
+      wanted ?? null,
+      reference ?? null,
+      readOne(query, 'idpattern') ?? null,
+      readOne(query, 'refpattern') ?? null,
+    ]),
+    parts,
+    includes: (entry) =>
+      (wanted === undefined || wanted.includes(entry.config.id)) &&
+      (reference === undefined || entry.config.reference === reference) &&
+      (idPattern === undefined || idPattern.matches(entry.config.id)) &&
+      (refPattern === undefined || refPattern.matches(entry.config.reference)),
+  };
 }
 
 /** `filter=config,state`: the parts to include; all of them when absent or empty. */

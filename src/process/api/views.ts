@@ -12,9 +12,12 @@ export function stateViewJson(service: ProcessService, entry: ProcessEntry): str
   return stateJson(stateInput(service, entry));
 }
 
-/** What the state of a process is made of, now. */
-function stateInput(service: ProcessService, entry: ProcessEntry): Parameters<typeof toState>[0] {
-  const now = service.now();
+/** What the state of a process is made of, at `now`. */
+export function stateInput(
+  service: ProcessService,
+  entry: ProcessEntry,
+  now = service.now(),
+): Parameters<typeof toState>[0] {
   const supervisor = entry.supervisor;
   const resources = supervisor.resources;
   return {

@@ -1,0 +1,167 @@
+import { gzipInPieces, LentBuffer } from '../../http/index.js';
+import type { ProcessEntry, ProcessService } from '../service/index.js';
+import type { ProcessPart } from './api-shapes.js';
+import { processListPieces, type JsonPieces } from './process-bytes.js';
+
+/** One question a client asks of the list: which processes, which parts; `key` names it. */
+export interface ListQuestion {
+  readonly key: string;
+  readonly parts: ReadonlySet<ProcessPart>;
+  readonly includes: (entry: ProcessEntry) => boolean;
+}
+
+export interface ListEncoding {
+  /** From this size on a list is sent gzip-encoded to clients that accept it, bytes. */
+  readonly minGzipBytes: number;
+  /** Pieces deflated at once (parallel-gzip.ts). */
+  readonly gzipPieces: number;
+  /** zlib level. */
+  readonly gzipLevel: number;
+}
+
+/** Distinct questions kept at once (a UI asks one or two; a client per process asks many small ones). */
+const MAX_KEPT_QUESTIONS = 4;
+/**
+ * A question asked within this long is answered ahead at every second (see `ListAnswers`): it
+ * covers clients polling every second or two, and a client polling less often does not make the
+ * server rebuild a list several times per request it sends, ms.
+ */
+const WARM_MS = 2500;
+/** How long after a second's start the answers are rebuilt: just past the states' new second, ms. */
+const REBUILD_AFTER_SECOND_MS = 20;
+
+interface KeptAnswer {
+  readonly question: ListQuestion;
+  readonly pieces: JsonPieces;
+  gzipped: Promise<Buffer> | undefined;
+  /** Wall-clock time of the last request for it, ms. */
+  askedAtMs: number;
+  /** Whether its last request took gzip, so that the rebuild ahead compresses it too. */
+  gzipAsked: boolean;
+}
+
+/**
+ * Answers to the process list, kept while nothing in them changed. A list is the same bytes as
+ * long as every piece it is made of is the same object (process-bytes.ts keeps each process's
+ * config, report and head until they change, and the list's states for a second; see
+ * published-state.ts), so an answer, gzip included, is reused when its pieces are identical, which
+ * a walk over them tells for a few hundred processes in well under a millisecond. At each second
+ * the states move, so the questions asked within the last `WARM_MS` are answered again right
+ * after the second starts, off the path of the requests: a UI polling the list finds its answer
+ * ready instead of waiting for 200 states to be encoded and 1.4 MB to be deflated
+ * (docs/performance.md, "A full server", fifth pass).
+ */
+export class ListAnswers {
+  private readonly kept = new Map<string, KeptAnswer>();
+  // The list before compression, written into the same memory each time (lent-buffer.ts).
+  private readonly buffer = new LentBuffer();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  /**
+   * @param reportError told about a failure while answering ahead, which no request would see
+   *   (the next request builds its answer anew and meets the failure itself)
+   */
+  constructor(
+    private readonly service: ProcessService,
+    private readonly encoding: ListEncoding,
+    private readonly reportError: (error: unknown) => void,
+    private readonly wallClock: () => number = Date.now,
+  ) {}
+
+  /** The list's JSON for `question`, gzip-encoded when `acceptsGzip` and the list is large enough. */
+  async answer(question: ListQuestion, acceptsGzip: boolean): Promise<{ bytes: Buffer; gzipped: boolean }> {
+    const kept = this.current(question);
+    kept.askedAtMs = this.wallClock();
+    this.scheduleRebuild();
+    if (acceptsGzip && kept.pieces.length >= this.encoding.minGzipBytes) {
+      kept.gzipAsked = true;
+      return { bytes: await this.gzipped(kept), gzipped: true };
+    }
+    kept.gzipAsked = false;
+    return { bytes: kept.pieces.toBuffer(), gzipped: false };
+  }
+
+  /** Stops answering ahead (the server closes). */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.kept.clear();
+  }
+
+  /** The kept answer when its pieces are still the same, else a new one in its place. */
+  private current(question: ListQuestion): KeptAnswer {
+    const entries = this.service.sortedEntries().filter(question.includes);
+    const pieces = processListPieces(this.service, entries, question.parts);
+    const kept = this.kept.get(question.key);
+    if (kept !== undefined && samePieces(kept.pieces.pieces, pieces.pieces)) return kept;
+    const fresh: KeptAnswer = {
+      question,
+      pieces,
+      gzipped: undefined,
+      askedAtMs: kept?.askedAtMs ?? 0,
+      gzipAsked: kept?.gzipAsked ?? false,
+    };
+    this.kept.delete(question.key);
+    this.kept.set(question.key, fresh);
+    if (this.kept.size > MAX_KEPT_QUESTIONS) {
+      const oldest = this.kept.keys().next();
+      if (oldest.done !== true) this.kept.delete(oldest.value);
+    }
+    return fresh;
+  }
+
+  private gzipped(kept: KeptAnswer): Promise<Buffer> {
+    if (kept.gzipped !== undefined) return kept.gzipped;
+    const { gzipPieces, gzipLevel } = this.encoding;
+    const gzipped = this.buffer.borrow(kept.pieces.length, (buffer) =>
+      gzipInPieces(kept.pieces.writeTo(buffer), gzipPieces, gzipLevel),
+    );
+    kept.gzipped = gzipped;
+    // A failed encoding is not kept: the next request tries again (and reports its own failure).
+    gzipped.catch(() => {
+      if (kept.gzipped === gzipped) kept.gzipped = undefined;
+    });
+    return gzipped;
+  }
+
+  private scheduleRebuild(): void {
+    if (this.timer !== undefined || this.closed) return;
+    const delay = 1000 - (this.wallClock() % 1000) + REBUILD_AFTER_SECOND_MS;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      try {
+        this.rebuild();
+      } catch (error) {
+        // A timer's exception would end the server; the next request answers anew.
+        this.reportError(error);
+      }
+    }, delay);
+    // An answer prepared ahead is never a reason to keep the process alive.
+    this.timer.unref();
+  }
+
+  /** Answers the questions asked lately again, for the second that just started; forgets the rest. */
+  private rebuild(): void {
+    const now = this.wallClock();
+    let warm = false;
+    // A copy: `current` moves a rebuilt answer to the end of the map, where the walk would meet it again.
+    for (const [key, kept] of [...this.kept]) {
+      if (now - kept.askedAtMs > WARM_MS) {
+        this.kept.delete(key);
+        continue;
+      }
+      warm = true;
+      const next = this.current(kept.question);
+      if (next.gzipAsked) this.gzipped(next).catch(this.reportError);
+    }
+    if (warm) this.scheduleRebuild();
+  }
+}
+
+function samePieces(a: readonly (Buffer | string)[], b: readonly (Buffer | string)[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
+}
