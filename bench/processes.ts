@@ -12,7 +12,10 @@
  * In every round the server's CPU (percent of one core) is measured over the round, and each of
  * the three requests below is sent QUERIES_PER_ROUND times, one at a time, spread over the round.
  * The table shows, per phase, the median of the rounds' CPU and the median and p95 of all
- * latencies, and the ratio load / baseline.
+ * latencies, and the ratio load / baseline. The list is asked for every half second, so the
+ * server answers it ahead at each second (list-answers.ts); after the load phase it is asked for
+ * COLD_LIST_REQUESTS more times, COLD_LIST_SPACING_SEC apart, when nothing was answered ahead and
+ * every state is encoded and the list deflated on request (the row "first in 3.5 s").
  *
  * A latency is the time from sending the request to the last byte of the answer, on one kept-alive
  * `node:http` connection, with `accept-encoding: gzip` as browsers and Node's `fetch` send it. The
@@ -44,6 +47,10 @@ const WARMUP_SEC = 10;
 const QUERIES_PER_ROUND = 10;
 const SOURCE_FPS = 5;
 const CLOCK_TICKS = 100;
+/** Longer than the server answers a list ahead after it was last asked for (list-answers.ts, WARM_MS). */
+const COLD_LIST_SPACING_SEC = 3.5;
+const COLD_LIST_REQUESTS = 8;
+const LIST_PATH = '/api/v3/process';
 
 const REQUESTS = [
   {
@@ -62,7 +69,7 @@ const REQUESTS = [
       metrics: [{ name: 'restream_process', labels: { name: '^fps$' } }],
     }),
   },
-  { label: 'GET /api/v3/process (config, state, report)', method: 'GET', path: '/api/v3/process' },
+  { label: 'GET /api/v3/process (config, state, report)', method: 'GET', path: LIST_PATH },
 ] as const;
 
 interface PhaseResult {
@@ -99,6 +106,7 @@ async function main(): Promise<void> {
     const machineBefore = machineTicks();
     const load = await measure(server, ROUNDS, SUPERVISE_SEC / ROUNDS);
     const machine = machineTicks();
+    const coldList = await measureColdList(server.url);
     const machineBusy = ((machine.busy - machineBefore.busy) / (machine.total - machineBefore.total)) * 100;
 
     const states = JSON.parse(await request(server.url, 'GET', '/api/v3/process?filter=state')) as {
@@ -112,7 +120,7 @@ async function main(): Promise<void> {
     const code = await server.exited;
     const stopMs = performance.now() - stopStarted;
 
-    printTable(baseline, load);
+    printTable(baseline, load, coldList);
     console.log('');
     console.log(
       `Processes: ${PROCESSES} created in ${createMs.toFixed(0)} ms; after ${SUPERVISE_SEC} s ${running.length} running, ` +
@@ -173,7 +181,27 @@ async function measure(
   return result;
 }
 
-function printTable(baseline: PhaseResult, load: PhaseResult): void {
+/** The list asked for only every COLD_LIST_SPACING_SEC: built on request each time. */
+async function measureColdList(
+  url: string,
+): Promise<{ latencies: number[]; decoding: number[]; wireBytes: number; jsonBytes: number }> {
+  const result = { latencies: [] as number[], decoding: [] as number[], wireBytes: 0, jsonBytes: 0 };
+  for (let index = 0; index < COLD_LIST_REQUESTS; index++) {
+    await sleep(COLD_LIST_SPACING_SEC * 1000);
+    const timed = await timedRequest(url, 'GET', LIST_PATH);
+    result.latencies.push(timed.latencyMs);
+    result.decoding.push(timed.decodeMs);
+    result.wireBytes = timed.wireBytes;
+    result.jsonBytes = timed.jsonBytes;
+  }
+  return result;
+}
+
+function printTable(
+  baseline: PhaseResult,
+  load: PhaseResult,
+  coldList: Awaited<ReturnType<typeof measureColdList>>,
+): void {
   const ms = (value: number): string => `${value.toFixed(1)} ms`;
   console.log(
     `| measure | baseline (0 processes) | ${PROCESSES} processes | ratio | driver's decoding, median |`,
@@ -191,6 +219,13 @@ function printTable(baseline: PhaseResult, load: PhaseResult): void {
       `| ${spec.label}: median / p95 | ${ms(median(base))} / ${ms(percentile(base, 95))} | ${ms(median(loaded))} / ${ms(percentile(loaded, 95))} | ${(median(loaded) / median(base)).toFixed(1)}× | ${ms(median(load.decoding[index] ?? []))} |`,
     );
   });
+  console.log(
+    `| ${LIST_PATH}, first in ${COLD_LIST_SPACING_SEC} s (built on request; ${COLD_LIST_REQUESTS} requests): median / max | | ${ms(median(coldList.latencies))} / ${ms(Math.max(...coldList.latencies))} | | ${ms(median(coldList.decoding))} |`,
+  );
+  console.log('');
+  console.log(
+    `The list of ${PROCESSES} processes: ${(coldList.jsonBytes / 1024).toFixed(1)} KB of JSON, ${(coldList.wireBytes / 1024).toFixed(1)} KB gzip-encoded.`,
+  );
 }
 
 function startServer(
@@ -236,7 +271,7 @@ function timedRequest(
   method: string,
   path: string,
   body?: string,
-): Promise<{ latencyMs: number; decodeMs: number }> {
+): Promise<{ latencyMs: number; decodeMs: number; wireBytes: number; jsonBytes: number }> {
   const url = new URL(path, base);
   const headers: Record<string, string> = { 'accept-encoding': 'gzip' };
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -249,13 +284,13 @@ function timedRequest(
       response.on('end', () => {
         const latencyMs = performance.now() - sent;
         const decodeStart = performance.now();
-        let bytes = Buffer.concat(chunks);
-        if (response.headers['content-encoding'] === 'gzip') bytes = gunzipSync(bytes);
+        const wire = Buffer.concat(chunks);
+        const bytes = response.headers['content-encoding'] === 'gzip' ? gunzipSync(wire) : wire;
         const text = bytes.toString('utf8');
         const decodeMs = performance.now() - decodeStart;
         if (response.statusCode !== 200)
           reject(new Error(`${method} ${path}: ${response.statusCode} ${text}`));
-        else resolve({ latencyMs, decodeMs });
+        else resolve({ latencyMs, decodeMs, wireBytes: wire.length, jsonBytes: bytes.length });
       });
     });
     outgoing.on('error', reject);
