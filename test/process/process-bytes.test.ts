@@ -14,7 +14,7 @@ import { publishedStateBytes } from '../../src/process/api/published-state.js';
 import { processView, reportView, stateViewJson } from '../../src/process/api/views.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { call, lavfiProcess, ok, waitFor } from './support.js';
+import { call, lavfiProcess, ok, sleep, waitFor } from './support.js';
 
 /**
  * `wanted`, or a second later when it falls in the same second as `previous`: the list's states
@@ -152,6 +152,37 @@ describe('process answers from cached fragments', () => {
     const exact = await ok<Listed['state']>(server, 'GET', '/process/published/state');
     assert.deepEqual((await listed()).state, exact);
     await ok(server, 'DELETE', '/process/published');
+  });
+
+  it('answer a polled list ahead at each second, not one asked once, and stop when the polling stops', async () => {
+    const service = server.app.processes;
+    const failures: unknown[] = [];
+    const answers = new ListAnswers(service, { minGzipBytes: 0, gzipPieces: 2, gzipLevel: 6 }, (error) =>
+      failures.push(error),
+    );
+    const all = { key: 'all', parts: new Set(PROCESS_PARTS), includes: () => true };
+    const once = { key: 'once', parts: new Set<ProcessPart>(['state']), includes: () => true };
+    try {
+      await answers.answer(once, true);
+      await sleep(1300);
+      assert.equal(answers.answeredAhead, 0, 'a question asked once is not answered ahead');
+      await answers.answer(all, true);
+      await answers.answer(all, true);
+      await sleep(1300);
+      assert.ok(answers.answeredAhead >= 1, 'a polled question is answered ahead');
+      // What was answered ahead is what the list is now.
+      clock = inAnotherSecond(clock, Date.now());
+      const expected = processListBytes(service, service.sortedEntries(), all.parts).toString('utf8');
+      assert.equal(gunzipSync((await answers.answer(all, true)).bytes).toString('utf8'), expected);
+      // No longer polled: after WARM_MS (2.5 s) it is no longer answered ahead.
+      await sleep(3000);
+      const stopped = answers.answeredAhead;
+      await sleep(1300);
+      assert.equal(answers.answeredAhead, stopped);
+      assert.deepEqual(failures, []);
+    } finally {
+      answers.close();
+    }
   });
 
   it('stay the straightforward encoding while random changes and questions interleave', async () => {

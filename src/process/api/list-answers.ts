@@ -22,9 +22,10 @@ export interface ListEncoding {
 /** Distinct questions kept at once (a UI asks one or two; a client per process asks many small ones). */
 const MAX_KEPT_QUESTIONS = 4;
 /**
- * A question asked within this long is answered ahead at every second (see `ListAnswers`): it
- * covers clients polling every second or two, and a client polling less often does not make the
- * server rebuild a list several times per request it sends, ms.
+ * A question is answered ahead at every second (see `ListAnswers`) while it is polled: asked twice
+ * within this long, the last time within this long. It covers clients polling every second or
+ * two; a client asking less often, or once, does not make the server rebuild a list several times
+ * per request it sends, ms.
  */
 const WARM_MS = 2500;
 /** How long after a second's start the answers are rebuilt: just past the states' new second, ms. */
@@ -34,8 +35,9 @@ interface KeptAnswer {
   readonly question: ListQuestion;
   readonly pieces: JsonPieces;
   gzipped: Promise<Buffer> | undefined;
-  /** Wall-clock time of the last request for it, ms. */
+  /** Wall-clock times of the last request for it and of the one before, ms. */
   askedAtMs: number;
+  askedBeforeMs: number;
   /** Whether its last request took gzip, so that the rebuild ahead compresses it too. */
   gzipAsked: boolean;
 }
@@ -46,8 +48,8 @@ interface KeptAnswer {
  * config, report and head until they change, and the list's states for a second; see
  * published-state.ts), so an answer, gzip included, is reused when its pieces are identical, which
  * a walk over them tells for a few hundred processes in well under a millisecond. At each second
- * the states move, so the questions asked within the last `WARM_MS` are answered again right
- * after the second starts, off the path of the requests: a UI polling the list finds its answer
+ * the states move, so the questions being polled (`WARM_MS`) are answered again right after the
+ * second starts, off the path of the requests: a UI polling the list finds its answer
  * ready instead of waiting for 200 states to be encoded and 1.4 MB to be deflated
  * (docs/performance.md, "A full server", fifth pass).
  */
@@ -57,6 +59,8 @@ export class ListAnswers {
   private readonly buffer = new LentBuffer();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Questions answered ahead of their requests so far (for tests and the curious). */
+  answeredAhead = 0;
 
   /**
    * @param reportError told about a failure while answering ahead, which no request would see
@@ -72,8 +76,9 @@ export class ListAnswers {
   /** The list's JSON for `question`, gzip-encoded when `acceptsGzip` and the list is large enough. */
   async answer(question: ListQuestion, acceptsGzip: boolean): Promise<{ bytes: Buffer; gzipped: boolean }> {
     const kept = this.current(question);
+    kept.askedBeforeMs = kept.askedAtMs;
     kept.askedAtMs = this.wallClock();
-    this.scheduleRebuild();
+    if (polled(kept, kept.askedAtMs)) this.scheduleRebuild();
     if (acceptsGzip && kept.pieces.length >= this.encoding.minGzipBytes) {
       kept.gzipAsked = true;
       return { bytes: await this.gzipped(kept), gzipped: true };
@@ -100,7 +105,8 @@ export class ListAnswers {
       question,
       pieces,
       gzipped: undefined,
-      askedAtMs: kept?.askedAtMs ?? 0,
+      askedAtMs: kept?.askedAtMs ?? -Infinity,
+      askedBeforeMs: kept?.askedBeforeMs ?? -Infinity,
       gzipAsked: kept?.gzipAsked ?? false,
     };
     this.kept.delete(question.key);
@@ -142,22 +148,29 @@ export class ListAnswers {
     this.timer.unref();
   }
 
-  /** Answers the questions asked lately again, for the second that just started; forgets the rest. */
+  /** Answers the polled questions again, for the second that just started; forgets the rest. */
   private rebuild(): void {
     const now = this.wallClock();
     let warm = false;
     // A copy: `current` moves a rebuilt answer to the end of the map, where the walk would meet it again.
     for (const [key, kept] of [...this.kept]) {
       if (now - kept.askedAtMs > WARM_MS) {
+        // Nobody asked for it lately: the memory is better given back.
         this.kept.delete(key);
         continue;
       }
+      if (!polled(kept, now)) continue;
       warm = true;
+      this.answeredAhead++;
       const next = this.current(kept.question);
       if (next.gzipAsked) this.gzipped(next).catch(this.reportError);
     }
     if (warm) this.scheduleRebuild();
   }
+}
+
+function polled(kept: KeptAnswer, nowMs: number): boolean {
+  return nowMs - kept.askedAtMs <= WARM_MS && kept.askedAtMs - kept.askedBeforeMs <= WARM_MS;
 }
 
 function samePieces(a: readonly (Buffer | string)[], b: readonly (Buffer | string)[]): boolean {
