@@ -17,12 +17,13 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { call, lavfiProcess, ok, sleep, waitFor } from './support.js';
 
 /**
- * `wanted`, or a second later when it falls in the same second as `previous`: the list's states
- * are then encoded at the new time (published-state.ts), and the clock stays near the real one,
- * which stamps ffmpeg's reports (rates over a window far ahead of them would all read 0).
+ * `wanted`, or a second after `previous` when `wanted` is less than a second after it: the list's
+ * states kept at `previous` are then past their age (published-state.ts; so is a time before
+ * them), and the clock stays near the real one, which stamps ffmpeg's reports (rates over a
+ * window far ahead of them would all read 0).
  */
 function inAnotherSecond(previous: number, wanted: number): number {
-  return Math.floor(wanted / 1000) === Math.floor(previous / 1000) ? wanted + 1000 : wanted;
+  return wanted >= previous && wanted - previous < 1000 ? previous + 1000 : wanted;
 }
 
 /** Every subset of the parts a client can ask for (`filter`), the empty one included. */
@@ -119,7 +120,7 @@ describe('process answers from cached fragments', () => {
     );
   });
 
-  it("send the list's states as of their second, and a client's command at once", async () => {
+  it("send the list's states up to a second old, and a client's command at once", async () => {
     await ok(server, 'POST', '/process', { ...lavfiProcess('published'), autostart: true });
     type Listed = { id: string; state: { order: string; exec: string; progress: { frame: number } } };
     const listed = async (): Promise<{ text: string; state: Listed['state'] }> => {
@@ -131,7 +132,7 @@ describe('process answers from cached fragments', () => {
     };
     clock = inAnotherSecond(clock, Date.now());
     await waitFor(async () => (await listed()).state.progress.frame > 0, 15_000, 'progress in the list');
-    // Within one second of the clock the list sends the state it encoded first, while ffmpeg goes on.
+    // While the clock stands, the list sends the state it encoded first, while ffmpeg goes on.
     clock = inAnotherSecond(clock, Date.now());
     const first = await listed();
     await waitFor(
@@ -142,19 +143,19 @@ describe('process answers from cached fragments', () => {
       'the exact state to move on',
     );
     assert.equal((await listed()).text, first.text);
-    // A command shows at once, in the same second.
+    // A command shows at once, the clock still standing.
     await ok(server, 'PUT', '/process/published/command', { command: 'stop' });
     const stopped = await listed();
     assert.equal(stopped.state.order, 'stop');
     await waitFor(async () => (await listed()).state.exec === 'finished', 15_000, 'the stop in the list');
-    // In the next second the list's state is the exact one again.
+    // A second later the list's state is the exact one again.
     clock = inAnotherSecond(clock, Date.now());
     const exact = await ok<Listed['state']>(server, 'GET', '/process/published/state');
     assert.deepEqual((await listed()).state, exact);
     await ok(server, 'DELETE', '/process/published');
   });
 
-  it('answer a polled list ahead at each second, not one asked once, and stop when the polling stops', async () => {
+  it('answer a polled list ahead, not one asked once, and stop when the polling stops', async () => {
     const service = server.app.processes;
     const failures: unknown[] = [];
     const answers = new ListAnswers(service, { minGzipBytes: 0, gzipPieces: 2, gzipLevel: 6 }, (error) =>
@@ -220,7 +221,7 @@ describe('process answers from cached fragments', () => {
     let answersReused = 0;
     let answersAsked = 0;
     // What each process's published state was last time, to check when it may be reused.
-    const lastPublished = new Map<unknown, { bytes: Buffer; second: number; facts: string }>();
+    const lastPublished = new Map<unknown, { bytes: Buffer; atMs: number; facts: string }>();
     const facts = (entry: ReturnType<typeof service.entry>): string =>
       JSON.stringify([
         entry.supervisor.order,
@@ -231,8 +232,8 @@ describe('process answers from cached fragments', () => {
       ]);
     let statesReused = 0;
     let statesChanged = 0;
-    // States the first test left published belong to its clock: start in a second of our own.
-    clock = (Math.floor(Math.max(clock, Date.now()) / 1000) + 1) * 1000;
+    // States the earlier tests left published belong to their clock: start a second after it.
+    clock = inAnotherSecond(clock, Date.now());
     const done = new Set<string>();
     const note = (what: string, status: number): boolean => {
       if (status === 200) done.add(what);
@@ -265,7 +266,7 @@ describe('process answers from cached fragments', () => {
       }
       // Questions at random moments: at once, or after the processes reported, stalled, ran on.
       await new Promise((resolve) => setTimeout(resolve, random() < 0.5 ? 0 : random() * 600));
-      // Still in the second of the last lists: a state is kept only while its facts stay, and one
+      // The clock as for the last lists: a state is kept only while its facts stay, and one
       // encoded anew (here, or by a list answered ahead after a change, even one undone since, as
       // a failing run that restarts and fails alike) carries the facts of now.
       for (const entry of service.sortedEntries()) {
@@ -273,7 +274,7 @@ describe('process answers from cached fragments', () => {
         const before = lastPublished.get(entry);
         const id = entry.config.id;
         if (before === undefined) continue;
-        assert.equal(before.second, Math.floor(clock / 1000));
+        assert.equal(before.atMs, clock);
         if (bytes === before.bytes) {
           assert.equal(before.facts, facts(entry), `step ${step}: ${id}'s state kept after a change`);
           statesReused++;
@@ -334,7 +335,7 @@ describe('process answers from cached fragments', () => {
       // What the lists above sent, for the check after the next change (the clock stays meanwhile).
       for (const entry of service.sortedEntries()) {
         const bytes = publishedStateBytes(service, entry);
-        lastPublished.set(entry, { bytes, second: Math.floor(clock / 1000), facts: facts(entry) });
+        lastPublished.set(entry, { bytes, atMs: clock, facts: facts(entry) });
       }
     }
     answers.close();

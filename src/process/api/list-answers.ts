@@ -2,6 +2,7 @@ import { gzipInPieces, LentBuffer } from '../../http/index.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
 import type { ProcessPart } from './api-shapes.js';
 import { processListPieces, type JsonPieces } from './process-bytes.js';
+import { LIST_STATE_MAX_AGE_MS } from './published-state.js';
 
 /** One question a client asks of the list: which processes, which parts; `key` names it. */
 export interface ListQuestion {
@@ -28,8 +29,16 @@ const MAX_KEPT_QUESTIONS = 4;
  * per request it sends, ms.
  */
 const WARM_MS = 2500;
-/** How long after a second's start the answers are rebuilt: just past the states' new second, ms. */
-const REBUILD_AFTER_SECOND_MS = 20;
+/**
+ * Polled questions are answered ahead this often: under the states' age limit, with room for a
+ * timer that fires late on a busy event loop, ms.
+ */
+const ANSWER_AHEAD_EVERY_MS = 900;
+/**
+ * Answering ahead encodes anew every state older than this, so that none reaches its age limit
+ * before the next round (then a request would encode it, and deflate the list, itself), ms.
+ */
+const RENEW_AHEAD_AFTER_MS = LIST_STATE_MAX_AGE_MS - ANSWER_AHEAD_EVERY_MS - 50;
 
 interface KeptAnswer {
   readonly question: ListQuestion;
@@ -45,13 +54,14 @@ interface KeptAnswer {
 /**
  * Answers to the process list, kept while nothing in them changed. A list is the same bytes as
  * long as every piece it is made of is the same object (process-bytes.ts keeps each process's
- * config, report and head until they change, and the list's states for a second; see
+ * config, report and head until they change, and the list's states for up to a second; see
  * published-state.ts), so an answer, gzip included, is reused when its pieces are identical, which
- * a walk over them tells for a few hundred processes in well under a millisecond. At each second
- * the states move, so the questions being polled (`WARM_MS`) are answered again right after the
- * second starts, off the path of the requests: a UI polling the list finds its answer
- * ready instead of waiting for 200 states to be encoded and 1.4 MB to be deflated
- * (docs/performance.md, "A full server", fifth pass).
+ * a walk over them tells for a few hundred processes in well under a millisecond. The states age,
+ * so the questions being polled (`WARM_MS`) are answered again every `ANSWER_AHEAD_EVERY_MS`
+ * with their states renewed before they reach the age limit, off the path of the requests: a UI
+ * polling the list finds its answer ready instead of waiting for 200 states to be encoded and
+ * 1.4 MB to be deflated, whenever in the second it asks (docs/performance.md, "A full server",
+ * fifth pass).
  */
 export class ListAnswers {
   private readonly kept = new Map<string, KeptAnswer>();
@@ -78,7 +88,8 @@ export class ListAnswers {
     const kept = this.current(question);
     kept.askedBeforeMs = kept.askedAtMs;
     kept.askedAtMs = this.wallClock();
-    if (polled(kept, kept.askedAtMs)) this.scheduleRebuild();
+    // Becoming polled, at once: the states this request found may be close to their age limit.
+    if (polled(kept, kept.askedAtMs)) this.scheduleRebuild(0);
     if (acceptsGzip && kept.pieces.length >= this.encoding.minGzipBytes) {
       kept.gzipAsked = true;
       return { bytes: await this.gzipped(kept), gzipped: true };
@@ -96,9 +107,9 @@ export class ListAnswers {
   }
 
   /** The kept answer when its pieces are still the same, else a new one in its place. */
-  private current(question: ListQuestion): KeptAnswer {
+  private current(question: ListQuestion, renewStatesAfterMs?: number): KeptAnswer {
     const entries = this.service.sortedEntries().filter(question.includes);
-    const pieces = processListPieces(this.service, entries, question.parts);
+    const pieces = processListPieces(this.service, entries, question.parts, renewStatesAfterMs);
     const kept = this.kept.get(question.key);
     if (kept !== undefined && samePieces(kept.pieces.pieces, pieces.pieces)) return kept;
     const fresh: KeptAnswer = {
@@ -132,9 +143,8 @@ export class ListAnswers {
     return gzipped;
   }
 
-  private scheduleRebuild(): void {
+  private scheduleRebuild(delayMs: number): void {
     if (this.timer !== undefined || this.closed) return;
-    const delay = 1000 - (this.wallClock() % 1000) + REBUILD_AFTER_SECOND_MS;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       try {
@@ -143,12 +153,12 @@ export class ListAnswers {
         // A timer's exception would end the server; the next request answers anew.
         this.reportError(error);
       }
-    }, delay);
+    }, delayMs);
     // An answer prepared ahead is never a reason to keep the process alive.
     this.timer.unref();
   }
 
-  /** Answers the polled questions again, for the second that just started; forgets the rest. */
+  /** Answers the polled questions again with their states renewed; forgets the unasked ones. */
   private rebuild(): void {
     const now = this.wallClock();
     let warm = false;
@@ -162,10 +172,10 @@ export class ListAnswers {
       if (!polled(kept, now)) continue;
       warm = true;
       this.answeredAhead++;
-      const next = this.current(kept.question);
+      const next = this.current(kept.question, RENEW_AHEAD_AFTER_MS);
       if (next.gzipAsked) this.gzipped(next).catch(this.reportError);
     }
-    if (warm) this.scheduleRebuild();
+    if (warm) this.scheduleRebuild(ANSWER_AHEAD_EVERY_MS);
   }
 }
 

@@ -2,7 +2,7 @@ import type { ProcessConfig } from '../config/index.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
 import type { ProcessReport } from '../supervise/index.js';
 import type { ProcessPart } from './api-shapes.js';
-import { publishedStateBytes } from './published-state.js';
+import { LIST_STATE_MAX_AGE_MS, publishedStateBytes } from './published-state.js';
 import { reportView, stateViewJson } from './views.js';
 
 /**
@@ -75,16 +75,22 @@ export function processListBytes(
   return processListPieces(service, entries, parts).toBuffer();
 }
 
-/** `processListBytes` as pieces, to be written where the caller wants them. */
+/**
+ * `processListBytes` as pieces, to be written where the caller wants them; states older than
+ * `renewStatesAfterMs` are encoded anew (published-state.ts).
+ */
 export function processListPieces(
   service: ProcessService,
   entries: readonly ProcessEntry[],
   parts: ReadonlySet<ProcessPart>,
+  renewStatesAfterMs = LIST_STATE_MAX_AGE_MS,
 ): JsonPieces {
   const pieces: (Buffer | string)[] = [OPEN_LIST];
+  const stateOf = (of: ProcessService, entry: ProcessEntry): Buffer =>
+    publishedStateBytes(of, entry, renewStatesAfterMs);
   for (const [index, entry] of entries.entries()) {
     if (index > 0) pieces.push(COMMA);
-    pushProcess(pieces, service, entry, parts, publishedStateBytes);
+    pushProcess(pieces, service, entry, parts, stateOf);
   }
   pieces.push(CLOSE_LIST);
   return new JsonPieces(pieces);

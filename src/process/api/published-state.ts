@@ -3,8 +3,8 @@ import { stateJson } from './state-json.js';
 import { stateInput } from './views.js';
 
 /**
- * The state of each process as the process list sends it: encoded at most once per second of the
- * service's clock, and again at once when something a client acts on changes (order, exec state,
+ * The state of each process as the process list sends it: kept for up to a second of the service's
+ * clock, and encoded again at once when something a client acts on changes (order, exec state,
  * pid, last log line, command line). What moves continuously (runtime, reconnect countdown,
  * ffmpeg's progress, CPU and memory) is then up to a second old in the list; its sources report
  * once a second anyway (ffmpeg's progress block, the usage sampler). With 200 processes encoding
@@ -13,7 +13,8 @@ import { stateInput } from './views.js';
  * (docs/performance.md, "A full server", fifth pass). `GET /process/:id/state` stays exact.
  */
 interface PublishedState {
-  readonly second: number;
+  /** When it was encoded, by the service's clock, ms. */
+  readonly atMs: number;
   readonly order: string;
   readonly exec: string;
   readonly pid: number | undefined;
@@ -24,16 +25,26 @@ interface PublishedState {
 
 const published = new WeakMap<ProcessEntry, PublishedState>();
 
-/** The state's JSON as the list sends it now (see above). */
-export function publishedStateBytes(service: ProcessService, entry: ProcessEntry): Buffer {
+/** How old a state in the list may be, ms. */
+export const LIST_STATE_MAX_AGE_MS = 1000;
+
+/**
+ * The state's JSON as the list sends it now (see above): the kept one while younger than
+ * `renewAfterMs` (a clock that went back counts as older) and nothing a client acts on changed.
+ */
+export function publishedStateBytes(
+  service: ProcessService,
+  entry: ProcessEntry,
+  renewAfterMs = LIST_STATE_MAX_AGE_MS,
+): Buffer {
   const now = service.now();
-  const second = Math.floor(now / 1000);
   const supervisor = entry.supervisor;
   const command = service.commandLine(entry);
   const kept = published.get(entry);
   if (
     kept !== undefined &&
-    kept.second === second &&
+    now >= kept.atMs &&
+    now - kept.atMs < renewAfterMs &&
     kept.order === supervisor.order &&
     kept.exec === supervisor.state &&
     kept.pid === supervisor.pid &&
@@ -45,7 +56,7 @@ export function publishedStateBytes(service: ProcessService, entry: ProcessEntry
   const input = stateInput(service, entry, now);
   const bytes = Buffer.from(stateJson(input));
   published.set(entry, {
-    second,
+    atMs: now,
     order: input.order,
     exec: input.state,
     pid: supervisor.pid,
