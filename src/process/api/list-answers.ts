@@ -69,8 +69,7 @@ export class ListAnswers {
   private readonly buffer = new LentBuffer();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
-  /** Questions answered ahead of their requests so far (for tests and the curious). */
-  answeredAhead = 0;
+  private answeredAheadCount = 0;
 
   /**
    * @param reportError told about a failure while answering ahead, which no request would see
@@ -82,6 +81,11 @@ export class ListAnswers {
     private readonly reportError: (error: unknown) => void,
     private readonly wallClock: () => number = Date.now,
   ) {}
+
+  /** Questions answered ahead of their requests so far (for tests and the curious). */
+  get answeredAhead(): number {
+    return this.answeredAheadCount;
+  }
 
   /** The list's JSON for `question`, gzip-encoded when `acceptsGzip` and the list is large enough. */
   async answer(question: ListQuestion, acceptsGzip: boolean): Promise<{ bytes: Buffer; gzipped: boolean }> {
@@ -171,7 +175,7 @@ export class ListAnswers {
       }
       if (!polled(kept, now)) continue;
       warm = true;
-      this.answeredAhead++;
+      this.answeredAheadCount++;
       const next = this.current(kept.question, RENEW_AHEAD_AFTER_MS);
       if (next.gzipAsked) this.gzipped(next).catch(this.reportError);
     }
