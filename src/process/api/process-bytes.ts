@@ -9,9 +9,8 @@ import { reportView, stateViewJson } from './views.js';
  * The wire bytes of process objects, the same bytes as `JSON.stringify(processView(…))`, built
  * from per-process fragments: a config and a report change far less often than they are asked for
  * (a UI polls the whole list every second), so each is encoded once per change and kept as UTF-8
- * bytes. The metadata (small, changed in place) is encoded per request; the state (which moves
- * every second) per request for one process, and at most once a second for the list
- * (published-state.ts). With 200 processes the list is about 1.4 MB, mostly reports: encoding it
+ * bytes, the metadata likewise by its revision; the state (which moves every second) is encoded per
+ * request for one process, and at most once a second for the list (published-state.ts). With 200 processes the list is about 1.4 MB, mostly reports: encoding it
  * per request dominated the answer time (docs/performance.md, "A full server").
  */
 
@@ -19,6 +18,8 @@ import { reportView, stateViewJson } from './views.js';
 const configBytes = new WeakMap<ProcessConfig, Buffer>();
 /** Encoded heads (id … updated_at, without the closing brace), with the times they were encoded with. */
 const headBytes = new WeakMap<ProcessConfig, { createdAt: number; updatedAt: number; bytes: Buffer }>();
+/** Encoded metadata with the revision they were encoded at (it is changed in place). */
+const metadataBytes = new WeakMap<ProcessEntry, { revision: number; bytes: Buffer }>();
 /** Encoded reports with the revision they were encoded at. */
 const reportBytes = new WeakMap<ProcessReport, { revision: number; bytes: Buffer }>();
 
@@ -127,6 +128,19 @@ export function configBytesOf(entry: ProcessEntry): Buffer {
   return bytes;
 }
 
+/**
+ * The metadata of one process. A UI keeps kilobytes per process there (the Restreamer UI its whole
+ * form), which the list encoded for every process on every request before it could even tell
+ * whether its kept answer still held.
+ */
+function metadataBytesOf(entry: ProcessEntry): Buffer {
+  const cached = metadataBytes.get(entry);
+  if (cached !== undefined && cached.revision === entry.metadataRevision) return cached.bytes;
+  const bytes = Buffer.from(JSON.stringify(entry.metadata));
+  metadataBytes.set(entry, { revision: entry.metadataRevision, bytes });
+  return bytes;
+}
+
 /** `{"id":…,"updated_at":…` of one process object (key order as `toProcess`). */
 function headBytesOf(entry: ProcessEntry): Buffer {
   const cached = headBytes.get(entry.config);
@@ -157,6 +171,6 @@ function pushProcess(
   if (parts.has('config')) chunks.push(CONFIG_KEY, configBytesOf(entry));
   if (parts.has('state')) chunks.push(STATE_KEY, stateOf(service, entry));
   if (parts.has('report')) chunks.push(REPORT_KEY, reportBytesOf(entry));
-  if (parts.has('metadata')) chunks.push(METADATA_KEY, JSON.stringify(entry.metadata));
+  if (parts.has('metadata')) chunks.push(METADATA_KEY, metadataBytesOf(entry));
   chunks.push(CLOSE_OBJECT);
 }

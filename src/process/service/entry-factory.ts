@@ -115,6 +115,7 @@ export class EntryFactory {
       createdAt: times.createdAt,
       updatedAt: times.updatedAt,
       metadata: times.metadata,
+      metadataRevision: 0,
       report,
       supervisor,
     };

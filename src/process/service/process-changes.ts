@@ -183,9 +183,11 @@ export class ProcessChanges {
       const previous = metadata[key];
       if (value === null) delete metadata[key];
       else metadata[key] = value;
+      entry.metadataRevision++;
       await this.deps.db.save(() => {
         if (had) metadata[key] = previous;
         else delete metadata[key];
+        entry.metadataRevision++;
       });
       return value;
     });

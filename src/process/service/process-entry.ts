@@ -13,7 +13,10 @@ export interface ProcessEntry {
   createdAt: number;
   /** Unix seconds. */
   updatedAt: number;
+  /** Changed in place (`setMetadata`), so that the values a client stored stay the same object. */
   metadata: Record<string, unknown>;
+  /** Counts the changes of `metadata`: the process list keeps its JSON until this moves. */
+  metadataRevision: number;
   report: ProcessReport;
   supervisor: Supervisor;
 }
