@@ -3,6 +3,7 @@ import type { ProcessEntry, ProcessService } from '../service/index.js';
 import type { ProcessPart } from './api-shapes.js';
 import { processListPieces, type JsonPieces } from './process-bytes.js';
 import { LIST_STATE_MAX_AGE_MS } from './published-state.js';
+import { sameElements } from './same-elements.js';
 
 /** One question a client asks of the list: which processes, which parts; `key` names it. */
 export interface ListQuestion {
@@ -23,7 +24,7 @@ export interface ListEncoding {
 /** Distinct questions kept at once (a UI asks one or two; a client per process asks many small ones). */
 const MAX_KEPT_QUESTIONS = 4;
 /**
- * A question is answered ahead at every second (see `ListAnswers`) while it is polled: asked twice
+ * A question is answered ahead (see `ListAnswers`) while it is polled: asked twice
  * within this long, the last time within this long. It covers clients polling every second or
  * two; a client asking less often, or once, does not make the server rebuild a list several times
  * per request it sends, ms.
@@ -115,7 +116,7 @@ export class ListAnswers {
     const entries = this.service.sortedEntries().filter(question.includes);
     const pieces = processListPieces(this.service, entries, question.parts, renewStatesAfterMs);
     const kept = this.kept.get(question.key);
-    if (kept !== undefined && samePieces(kept.pieces.pieces, pieces.pieces)) return kept;
+    if (kept !== undefined && sameElements(kept.pieces.pieces, pieces.pieces)) return kept;
     const fresh: KeptAnswer = {
       question,
       pieces,
@@ -185,10 +186,4 @@ export class ListAnswers {
 
 function polled(kept: KeptAnswer, nowMs: number): boolean {
   return nowMs - kept.askedAtMs <= WARM_MS && kept.askedAtMs - kept.askedBeforeMs <= WARM_MS;
-}
-
-function samePieces(a: readonly (Buffer | string)[], b: readonly (Buffer | string)[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
-  return true;
 }

@@ -10,8 +10,9 @@ import { reportView, stateViewJson } from './views.js';
  * from per-process fragments: a config and a report change far less often than they are asked for
  * (a UI polls the whole list every second), so each is encoded once per change and kept as UTF-8
  * bytes, the metadata likewise by its revision; the state (which moves every second) is encoded per
- * request for one process, and at most once a second for the list (published-state.ts). With 200 processes the list is about 1.4 MB, mostly reports: encoding it
- * per request dominated the answer time (docs/performance.md, "A full server").
+ * request for one process, and at most once a second for the list (published-state.ts). With 200
+ * processes the list is about 1.4 MB, mostly reports: encoding it per request dominated the answer
+ * time (docs/performance.md, "A full server").
  */
 
 /** Encoded configs: entries get a new config object on every update, so the object is the key. */

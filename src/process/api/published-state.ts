@@ -1,4 +1,5 @@
 import type { ProcessEntry, ProcessService } from '../service/index.js';
+import { sameElements } from './same-elements.js';
 import { stateJson } from './state-json.js';
 import { stateInput } from './views.js';
 
@@ -49,7 +50,9 @@ export function publishedStateBytes(
     kept.exec === supervisor.state &&
     kept.pid === supervisor.pid &&
     kept.lastLogLine === entry.report.lastLogLine &&
-    sameStrings(kept.command, command)
+    // By value: the command lines of processes that read another process's output are built anew
+    // on every call (they follow the other config).
+    sameElements(kept.command, command)
   ) {
     return kept.bytes;
   }
@@ -65,15 +68,4 @@ export function publishedStateBytes(
     bytes,
   });
   return bytes;
-}
-
-/**
- * Command lines of processes that read another process's output are built anew on every call (they
- * follow the other config), so they are compared by value, not by identity.
- */
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
-  return true;
 }
