@@ -19,42 +19,46 @@ class StalledSink implements PlayerSink {
 const KEYFRAME = Buffer.concat([Buffer.from([0x17, 1, 0, 0, 0]), Buffer.alloc(1000)]);
 const LIMITS = { maxPlayerQueueBytes: 4096, maxBehindMs: 1500, maxGopBytes: 1 << 20, chunkSize: 4096 };
 
+/**
+ * A stream with one stalled player, after five keyframes: each was written while the queue was
+ * still under the bound, the fifth crossed it, and then the publisher pauses, so no further tag
+ * ever sees the player over its bound. `clock.nowMs` is the stream's clock.
+ */
+function pausedAfterCrossing(): { stream: LiveStream; sink: StalledSink; clock: { nowMs: number } } {
+  const clock = { nowMs: 0 };
+  const stream = new LiveStream('/live/x', LIMITS, () => clock.nowMs);
+  const sink = new StalledSink();
+  stream.addPlayer(sink);
+  for (let tag = 0; tag < 5; tag++) stream.pushMedia(MessageType.VIDEO, tag * 40, KEYFRAME);
+  return { stream, sink, clock };
+}
+
 describe('RTMP relay of one live stream', () => {
   it('drops a player whose queue crossed the bound with the last tag, once it stayed over for maxBehindMs', () => {
-    let nowMs = 0;
-    const stream = new LiveStream('/live/x', LIMITS, () => nowMs);
-    const sink = new StalledSink();
-    stream.addPlayer(sink);
-    // Each tag is written while the queue is still under the bound; the fifth crosses it, and then
-    // the publisher pauses: no further tag ever sees the player over its bound.
-    for (let tag = 0; tag < 5; tag++) stream.pushMedia(MessageType.VIDEO, tag * 40, KEYFRAME);
+    const { stream, sink, clock } = pausedAfterCrossing();
     assert.ok(sink.queuedBytes > LIMITS.maxPlayerQueueBytes);
     assert.equal(stream.skippedTags, 0);
     stream.sweep();
-    nowMs += 1000;
+    clock.nowMs += 1000;
     stream.sweep();
     assert.equal(sink.closedFor, undefined, 'still within maxBehindMs');
-    nowMs += 1000;
+    clock.nowMs += 1000;
     stream.sweep();
     assert.equal(sink.closedFor, 'player fell behind');
     assert.equal(stream.playerCount, 0);
   });
 
   it('keeps a player that drained below the bound between sweeps', () => {
-    let nowMs = 0;
-    const stream = new LiveStream('/live/x', LIMITS, () => nowMs);
-    const sink = new StalledSink();
-    stream.addPlayer(sink);
-    for (let tag = 0; tag < 5; tag++) stream.pushMedia(MessageType.VIDEO, tag * 40, KEYFRAME);
+    const { stream, sink, clock } = pausedAfterCrossing();
     stream.sweep();
-    nowMs += 1000;
+    clock.nowMs += 1000;
     sink.queuedBytes = 0; // the socket sent everything
     stream.sweep();
     sink.queuedBytes = LIMITS.maxPlayerQueueBytes + 1;
-    nowMs += 1000;
+    clock.nowMs += 1000;
     stream.sweep();
     assert.equal(sink.closedFor, undefined, 'the clock started over when it drained');
-    nowMs += 1600;
+    clock.nowMs += 1600;
     stream.sweep();
     assert.equal(sink.closedFor, 'player fell behind');
   });
