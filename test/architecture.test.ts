@@ -24,6 +24,14 @@ describe('architecture: the import graph of src/', () => {
     );
   });
 
+  it('keeps config/ a base layer: it imports persistence only, no domain folder', () => {
+    // Every domain reads the config; a config that reads a domain ties the two in a knot (issue 25).
+    const imported = readImportGraph(SRC)
+      .imports.filter((item) => item.from === 'config' && item.to !== 'persistence')
+      .map((item) => `${item.fromFile} -> ${item.toFile}`);
+    assert.deepEqual(imported, []);
+  });
+
   describe('the check itself, on a small tree', () => {
     let dir: string | undefined;
     after(() => (dir === undefined ? undefined : rm(dir, { recursive: true, force: true })));

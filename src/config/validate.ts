@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { accessSettingProblems } from '../process/access/index.js';
+import { accessSettingProblems } from './access-settings.js';
 import { SANDBOX_MODES, type Config } from './schema.js';
 
 /** Cross-field and value-range checks after loading (SPEC §2.1 step 4). One message per problem. */

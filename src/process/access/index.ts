@@ -3,7 +3,6 @@ export type { AccessContext } from './context.js';
 export { isInside } from './local-path.js';
 export type { OwnServer } from './network-target.js';
 export {
-  accessSettingProblems,
   compileAccessRules,
   type AccessRules,
   type AccessSettings,

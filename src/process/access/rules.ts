@@ -1,4 +1,7 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { compileAccessExpression, type AccessSettings } from '../../config/index.js';
+
+export type { AccessSettings };
 
 /** Which way an encoder uses an address. */
 export type Direction = 'input' | 'output';
@@ -20,24 +23,14 @@ export interface AccessRules {
   devices: ReadonlySet<string>;
 }
 
-/** The config keys the rules come from, as the config schema holds them. */
-export interface AccessSettings {
-  input: { allow: readonly string[]; block: readonly string[]; paths: readonly string[] };
-  output: { allow: readonly string[]; block: readonly string[]; paths: readonly string[] };
-  devices: readonly string[];
-}
-
 /**
- * Compiles the settings. Expressions use RE2 syntax like the reference's Go `regexp` (linear-time
- * matching, so a rule cannot stall a request); empty ones are skipped, as in the reference.
- * Throws naming the key of an expression that does not compile (see `accessSettingProblems`).
+ * Compiles the settings (`compileAccessExpression`); empty expressions are skipped, as in the
+ * reference. Throws on an expression that does not compile: config validation
+ * (`accessSettingProblems`) has refused those at start-up, naming the key.
  */
 export function compileAccessRules(settings: AccessSettings): AccessRules {
   const compile = (list: readonly string[]): RE2JS[] =>
-    list
-      .map((text) => text.trim())
-      .filter((text) => text !== '')
-      .map((text) => RE2JS.compile(text));
+    list.filter((text) => text.trim() !== '').map((text) => compileAccessExpression(text));
   return {
     input: {
       block: compile(settings.input.block),
@@ -51,32 +44,6 @@ export function compileAccessRules(settings: AccessSettings): AccessRules {
     },
     devices: new Set(settings.devices.map((format) => format.trim().toLowerCase())),
   };
-}
-
-/** One line per bad setting, naming its key (for config validation at start-up). */
-export function accessSettingProblems(settings: AccessSettings): string[] {
-  const problems: string[] = [];
-  for (const direction of ['input', 'output'] as const) {
-    for (const list of ['allow', 'block'] as const) {
-      for (const text of settings[direction][list]) {
-        try {
-          RE2JS.compile(text.trim());
-        } catch (error) {
-          problems.push(
-            `ffmpeg.access.${direction}.${list}: "${text}" is not a valid expression (${(error as Error).message})`,
-          );
-        }
-      }
-    }
-    for (const path of settings[direction].paths) {
-      if (!path.startsWith('/')) {
-        problems.push(`ffmpeg.access.${direction}.paths: "${path}" must be an absolute path`);
-      } else if (path === '/') {
-        problems.push(`ffmpeg.access.${direction}.paths: "/" would open every file; name directories`);
-      }
-    }
-  }
-  return problems;
 }
 
 /**

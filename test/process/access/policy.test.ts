@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { accessSettingProblems } from '../../../src/config/index.js';
 import {
-  accessSettingProblems,
   checkEncoderAccess,
   compileAccessRules,
   type AccessContext,
