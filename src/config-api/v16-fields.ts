@@ -1,3 +1,5 @@
+import type { IntRange } from '../config/index.js';
+
 /**
  * The fields of datarhei Core v16's config layout (version 3, reference tag v16.14.0: `config/data.go`
  * for the JSON names, `config/config.go` for defaults and variable names). Each field is either
@@ -30,6 +32,11 @@ export interface V16Field {
   readonly fileOnly?: string;
   /** Holds a secret: never named with its value in a message. */
   readonly secret?: boolean;
+  /**
+   * Bounds of an unimplemented `int` key (streamcore's own keys have theirs in config/keys.ts):
+   * a stored value is answered to clients, which may act on it, so it gets a ceiling too.
+   */
+  readonly range?: IntRange;
 }
 
 const mapped = (path: string, kind: V16Kind, extra: Partial<V16Field> = {}): V16Field => ({
@@ -48,6 +55,8 @@ const RUNS_PROGRAM = 'it names the program the server runs for every process';
 const MOVES_FILES = 'it decides which directory the server reads, writes or serves';
 const LIFTS_POLICY = 'it decides what encoders may read and write';
 
+const PORT: IntRange = { min: 0, max: 65_535, why: 'a TCP or UDP port' };
+
 const NO_HTTPS = 'streamcore serves HTTP only; terminate TLS in a proxy in front of it';
 const NO_ACCESS_LISTS = 'not enforced by streamcore; restrict access with a firewall or proxy';
 
@@ -58,7 +67,9 @@ export const V16_FIELDS: readonly V16Field[] = [
   stored('update_check', 'bool', false),
   stored('log.level', 'string', 'info'),
   stored('log.topics', 'strings', []),
-  stored('log.max_lines', 'int', 1000),
+  stored('log.max_lines', 'int', 1000, {
+    range: { min: 0, max: 100_000, why: 'the reference keeps that many log lines in memory' },
+  }),
   mapped('db.dir', 'string', { fileOnly: MOVES_FILES }),
   mapped('host.name', 'strings'),
   stored('host.auto', 'bool', false),
@@ -85,9 +96,13 @@ export const V16_FIELDS: readonly V16Field[] = [
   mapped('storage.disk.dir', 'string', { fileOnly: MOVES_FILES }),
   mapped('storage.disk.max_size_mbytes', 'int'),
   stored('storage.disk.cache.enable', 'bool', false),
-  stored('storage.disk.cache.max_size_mbytes', 'int', 0),
-  stored('storage.disk.cache.ttl_seconds', 'int', 300),
-  stored('storage.disk.cache.max_file_size_mbytes', 'int', 1),
+  stored('storage.disk.cache.max_size_mbytes', 'int', 0, {
+    range: { min: 0, max: 1_048_576, why: '1 TiB of cache in memory' },
+  }),
+  stored('storage.disk.cache.ttl_seconds', 'int', 300, { range: { min: 0, max: 31_536_000, why: 'a year' } }),
+  stored('storage.disk.cache.max_file_size_mbytes', 'int', 1, {
+    range: { min: 0, max: 1_048_576, why: '1 TiB' },
+  }),
   stored('storage.disk.cache.types.allow', 'strings', [], { variable: 'storage.disk.cache.type.allow' }),
   stored('storage.disk.cache.types.block', 'strings', ['.m3u8', '.mpd'], {
     variable: 'storage.disk.cache.type.block',
@@ -120,11 +135,13 @@ export const V16_FIELDS: readonly V16Field[] = [
   mapped('ffmpeg.log.max_lines', 'int'),
   mapped('ffmpeg.log.max_history', 'int'),
   stored('playout.enable', 'bool', false),
-  stored('playout.min_port', 'int', 0),
-  stored('playout.max_port', 'int', 0),
+  stored('playout.min_port', 'int', 0, { range: PORT }),
+  stored('playout.max_port', 'int', 0, { range: PORT }),
   stored('debug.profiling', 'bool', false),
-  stored('debug.force_gc', 'int', 0),
-  stored('debug.memory_limit_mbytes', 'int', 0),
+  stored('debug.force_gc', 'int', 0, {
+    range: { min: 0, max: 86_400, why: 'seconds between forced collections: a day' },
+  }),
+  stored('debug.memory_limit_mbytes', 'int', 0, { range: { min: 0, max: 1_048_576, why: '1 TiB' } }),
   mapped('metrics.enable', 'bool'),
   mapped('metrics.enable_prometheus', 'bool'),
   mapped('metrics.range_sec', 'int', { variable: 'metrics.range_seconds' }),

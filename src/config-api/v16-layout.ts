@@ -1,4 +1,4 @@
-import { getPath, isPlainObject, setPath, type Config } from '../config/index.js';
+import { getPath, isPlainObject, rangeProblem, setPath, type Config } from '../config/index.js';
 import { V16_FIELDS, V16_SECTIONS, V16_VERSION, type V16Field, type V16Kind } from './v16-fields.js';
 
 /** Where the config file keeps the v16 keys streamcore does not implement (and unknown ones). */
@@ -22,7 +22,8 @@ export function toV16Layout(
   for (const field of V16_FIELDS) {
     if (field.stored !== undefined) {
       const kept = getPath(layout, field.path);
-      setPath(layout, field.path, hasKind(kept, field.kind) ? kept : structuredClone(field.stored));
+      // A value stored before its key had bounds is not answered: a client would send it back.
+      setPath(layout, field.path, isStorable(field, kept) ? kept : structuredClone(field.stored));
       continue;
     }
     // The file's own spelling (a relative directory stays relative), unless env or a default rules.
@@ -83,6 +84,11 @@ function mergeField(field: V16Field, value: unknown, target: MergeTarget): void 
     target.problems.push(`${field.path}: ${KIND_PROBLEMS[field.kind]}`);
     return;
   }
+  const outOfRange = field.range === undefined ? undefined : rangeProblem(value as number, field.range);
+  if (outOfRange !== undefined) {
+    target.problems.push(`${field.path}: ${outOfRange}`);
+    return;
+  }
   if (field.stored === undefined) {
     setPath(target.next, field.path, structuredClone(value));
     return;
@@ -103,6 +109,11 @@ const KIND_PROBLEMS: Record<V16Kind, string> = {
   objects: 'must be an array of objects',
   map: 'must be an object of strings',
 };
+
+function isStorable(field: V16Field, value: unknown): boolean {
+  if (!hasKind(value, field.kind)) return false;
+  return field.range === undefined || rangeProblem(value as number, field.range) === undefined;
+}
 
 function hasKind(value: unknown, kind: V16Kind): boolean {
   switch (kind) {

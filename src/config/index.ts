@@ -1,6 +1,7 @@
 export type { Auth0Tenant, Config, SandboxMode } from './schema.js';
 export { defaultConfig, SANDBOX_MODES } from './schema.js';
 export { KEYS, type ConfigKey } from './keys.js';
+export { rangeProblem, type IntRange } from './int-range.js';
 export {
   loadConfig,
   readConfigFile,

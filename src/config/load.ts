@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
+import { rangeProblem } from './int-range.js';
 import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
 import { defaultConfig, type Config } from './schema.js';
@@ -193,7 +194,7 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       return typeof value === 'boolean' ? { value } : { problem: 'must be true or false' };
     case 'int':
       return Number.isSafeInteger(value) && (value as number) >= 0
-        ? { value }
+        ? checkRange(configKey, value as number)
         : { problem: 'must be a non-negative integer' };
     case 'string':
       return typeof value === 'string' ? { value } : { problem: 'must be a string' };
@@ -213,6 +214,12 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       return { value: tenants };
     }
   }
+}
+
+/** The value, or the problem of one outside the key's bounds. */
+function checkRange(configKey: ConfigKey, value: number): Checked {
+  const problem = configKey.range === undefined ? undefined : rangeProblem(value, configKey.range);
+  return problem === undefined ? { value } : { problem };
 }
 
 /** `metrics.interval_sec: …` → `metrics.interval_sec (env CORE_METRICS_INTERVAL_SECONDS): …` when set by env. */
@@ -237,7 +244,7 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       if (!/^\d+$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed))) {
         return { problem: 'must be a non-negative integer (decimal digits only)' };
       }
-      return { value: Number(trimmed) };
+      return checkRange(configKey, Number(trimmed));
     }
     case 'string':
       return { value: raw };
