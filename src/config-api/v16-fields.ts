@@ -33,6 +33,11 @@ export interface V16Field {
   /** Holds a secret: never named with its value in a message. */
   readonly secret?: boolean;
   /**
+   * A secret no client needs to read (docs/security.md, "What the config API cannot do"): answered
+   * as `""`, and a `""` sent back (or none) keeps the stored value.
+   */
+  readonly withheld?: boolean;
+  /**
    * Bounds of an unimplemented `int` key (streamcore's own keys have theirs in config/keys.ts):
    * a stored value is answered to clients, which may act on it, so it gets a ceiling too.
    */
@@ -54,6 +59,7 @@ const stored = (path: string, kind: V16Kind, value: unknown, extra: Partial<V16F
 const RUNS_PROGRAM = 'it names the program the server runs for every process';
 const MOVES_FILES = 'it decides which directory the server reads, writes or serves';
 const LIFTS_POLICY = 'it decides what encoders may read and write';
+const SIGNS_TOKENS = 'it signs every token: whoever chooses it can make tokens of their own';
 
 const PORT: IntRange = { min: 0, max: 65_535, why: 'a TCP or UDP port' };
 
@@ -82,8 +88,10 @@ export const V16_FIELDS: readonly V16Field[] = [
   // Not implemented: localhost needs a token like everyone else, which is the safe side.
   stored('api.auth.disable_localhost', 'bool', false),
   mapped('api.auth.username', 'string'),
-  mapped('api.auth.password', 'string', { secret: true }),
-  mapped('api.auth.jwt.secret', 'string', { secret: true }),
+  // The Restreamer UI shows it in its Settings and logs in with it after a restart, and copes
+  // without: an empty field keeps the password, the stored refresh token logs in (docs/security.md).
+  mapped('api.auth.password', 'string', { secret: true, withheld: true }),
+  mapped('api.auth.jwt.secret', 'string', { secret: true, withheld: true, fileOnly: SIGNS_TOKENS }),
   mapped('api.auth.auth0.enable', 'bool'),
   mapped('api.auth.auth0.tenants', 'tenants'),
   stored('tls.address', 'string', ':8181'),
@@ -109,6 +117,8 @@ export const V16_FIELDS: readonly V16Field[] = [
   }),
   mapped('storage.memory.auth.enable', 'bool'),
   mapped('storage.memory.auth.username', 'string'),
+  // Answered: the Restreamer UI builds the HLS push address it shows from it, and it opens nothing
+  // a token does not (PUT /api/v3/fs/mem writes memfs too).
   mapped('storage.memory.auth.password', 'string', { secret: true }),
   mapped('storage.memory.max_size_mbytes', 'int'),
   mapped('storage.memory.purge', 'bool'),

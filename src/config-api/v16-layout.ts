@@ -26,6 +26,10 @@ export function toV16Layout(
       setPath(layout, field.path, isStorable(field, kept) ? kept : structuredClone(field.stored));
       continue;
     }
+    if (field.withheld === true) {
+      setPath(layout, field.path, '');
+      continue;
+    }
     // The file's own spelling (a relative directory stays relative), unless env or a default rules.
     const inFile = getPath(fileJson, field.path);
     const value = overrides.has(field.path) || inFile === undefined ? getPath(effective, field.path) : inFile;
@@ -89,6 +93,8 @@ function mergeField(field: V16Field, value: unknown, target: MergeTarget): void 
     target.problems.push(`${field.path}: ${outOfRange}`);
     return;
   }
+  // What a client read back: the stored value stays.
+  if (field.withheld === true && value === '') return;
   if (field.stored === undefined) {
     setPath(target.next, field.path, structuredClone(value));
     return;
