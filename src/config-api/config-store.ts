@@ -10,6 +10,8 @@ import {
 import { ApiError } from '../http/index.js';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { OWN_FILE_ONLY_FIELDS, V16_FIELDS } from './v16-fields.js';
+import { listenProblems } from './listen-check.js';
+import { openServerProblems } from './open-server.js';
 import { mergeV16Layout, toV16Layout } from './v16-layout.js';
 
 /** Where the configuration comes from: the file and the env it is resolved with. */
@@ -126,6 +128,7 @@ export class ConfigStore {
       const { source } = this.options;
       const resolved = resolveConfig(merged.fileJson, source.env, source.cwd);
       const problems = [...merged.problems, ...resolved.problems];
+      if (problems.length === 0) problems.push(...(await this.startProblems(resolved.config)));
       if (problems.length > 0) throw new ApiError('BAD_REQUEST', problems, { message: 'Invalid config' });
       const nowMs = this.options.now();
       const next = { ...merged.fileJson, created_at: iso(nowMs) };
@@ -136,6 +139,16 @@ export class ConfigStore {
       this.createdAtMs = nowMs;
       this.updatedAtMs = nowMs;
     });
+  }
+
+  /**
+   * What a valid configuration would do wrong at the next start: serve the API unprotected to the
+   * network, or fail to open a listener (docs/security.md, "What the config API cannot do").
+   */
+  private async startProblems(next: Config): Promise<string[]> {
+    const open = openServerProblems(this.effective, next);
+    if (open.length > 0) return open;
+    return listenProblems(this.options.running, next);
   }
 
   /**
