@@ -82,8 +82,8 @@ export const KEYS: readonly ConfigKey[] = [
   key('api.auth.auth0.tenants', 'CORE_API_AUTH_AUTH0_TENANTS', 'tenants'),
   int('api.auth.throttle.max_failures', 'CORE_API_AUTH_THROTTLE_MAX_FAILURES', {
     min: 1,
-    max: 1000,
-    why: 'more guesses per window leave the throttle no protection',
+    max: 1_000_000,
+    why: 'one counter per address and username; this many is the throttle off',
   }),
   int('api.auth.throttle.window_sec', 'CORE_API_AUTH_THROTTLE_WINDOW_SEC', {
     min: 1,
@@ -137,8 +137,8 @@ export const KEYS: readonly ConfigKey[] = [
   }),
   int('metrics.query.max_time_ms', 'CORE_METRICS_QUERY_MAX_TIME_MS', {
     min: 1,
-    max: 10_000,
-    why: 'the client waits that long for a 503',
+    max: 60_000,
+    why: 'a minute: the client waits that long for its 503',
   }),
   key('metrics.history.enable', 'CORE_METRICS_HISTORY_ENABLE', 'bool'),
   key('metrics.history.dir', 'CORE_METRICS_HISTORY_DIR', 'string'),
