@@ -18,7 +18,11 @@ const V16Layout = Type.Object(
     srt: Type.Object({}, { additionalProperties: true }),
     tls: Type.Object({}, { additionalProperties: true }),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    description:
+      'The v16 layout; `api.auth.jwt.secret` and `api.auth.password` are always "" (a PUT of "" keeps them)',
+  },
 );
 
 const ConfigAnswerSchema = Type.Object({
@@ -58,7 +62,8 @@ export function registerConfigRoutes(v3: FastifyInstance, store: ConfigStore): v
         tags: ['config'],
         security,
         body: Type.Unknown({
-          description: 'The v16 config layout, `version: 3`; missing keys keep their value',
+          description:
+            'The v16 config layout, `version: 3`; missing keys keep their value. Refused (400, naming the key): an integer out of its bounds, a listener address that cannot be bound now, and the API without authentication beyond loopback',
         }),
         response: { 200: Ok, 400: ErrorSchema, 413: ErrorSchema, 415: ErrorSchema, ...GUARDED_ERRORS },
       },
