@@ -232,7 +232,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       registerMetadataRoutes(v3, new SystemMetadata(processes.systemMetadata));
       registerProbeRoutes(v3, processes.probeSource, {
         binary: config.ffmpeg.binary,
-        spawn: encoderSpawn,
+        // Recorded like the encoders: a probe opens the same inputs, redirects included.
+        spawn: encoders.wrap(encoderSpawn),
       });
       await storage.registerApi(v3);
       sessions.registerApi(v3);

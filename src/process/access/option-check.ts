@@ -199,7 +199,7 @@ export function checkValue(raw: string, where: string, context: AccessContext, f
  * The host check for every network address that starts somewhere in `text` (`http:` with or
  * without slashes, as ffmpeg reads it). Where such an address ends depends on who reads the value
  * (a filter stops at `,` or `[`, an option takes it whole), so each is checked up to the next
- * separator, up to the next white space, and up to the end.
+ * separator, up to the next white space, and up to the end; the first refusal is reported.
  */
 function networkRefusals(text: string, context: AccessContext): string[] {
   const reasons: string[] = [];
@@ -207,14 +207,14 @@ function networkRefusals(text: string, context: AccessContext): string[] {
     const whole = text.slice(match.index);
     const scheme = (match[1] as string).toLowerCase();
     const forms = new Set([
-      whole,
-      whole.split(/\s/)[0] as string,
       whole.split(VALUE_SEPARATORS)[0] as string,
+      whole.split(/\s/)[0] as string,
+      whole,
     ]);
-    for (const form of forms) {
-      const reason = networkRefusal(form, scheme, context.own);
-      if (reason !== undefined) reasons.push(reason);
-    }
+    const reason = [...forms]
+      .map((form) => networkRefusal(form, scheme, context.own))
+      .find((found) => found !== undefined);
+    if (reason !== undefined) reasons.push(reason);
   }
   return reasons;
 }
