@@ -46,6 +46,11 @@ export class CorsPolicy {
     return (origin !== undefined ? this.answerHeadersByOrigin.get(origin) : undefined) ?? NO_HEADERS;
   }
 
+  /** Whether a preflight may grant `method` (`Access-Control-Request-Method`). */
+  grantsMethod(method: string): boolean {
+    return !this.readsOnly || method === 'GET' || method === 'HEAD';
+  }
+
   /** The allowed origin for a request's `Origin`, or undefined when it is not allowed. */
   allowOrigin(origin: string | undefined): string | undefined {
     if (this.anyOrigin) return '*';
@@ -76,7 +81,7 @@ export function registerCors(server: FastifyInstance, policy: CorsPolicy): void 
     const origin = request.headers.origin;
     const preflightMethod = request.headers['access-control-request-method'];
     if (request.method === 'OPTIONS' && preflightMethod !== undefined) {
-      const allowedOrigin = grantsMethod(policy, preflightMethod) ? policy.allowOrigin(origin) : undefined;
+      const allowedOrigin = policy.grantsMethod(preflightMethod) ? policy.allowOrigin(origin) : undefined;
       if (!anyOrigin) addVary(reply, 'Origin');
       if (allowedOrigin !== undefined) {
         void reply.headers({
@@ -97,8 +102,4 @@ export function registerCors(server: FastifyInstance, policy: CorsPolicy): void 
     for (let i = 0; i < headers.length; i += 2) void reply.header(headers[i] as string, headers[i + 1]);
     done();
   });
-}
-
-function grantsMethod(policy: CorsPolicy, method: string): boolean {
-  return !policy.readsOnly || method === 'GET' || method === 'HEAD';
 }

@@ -45,7 +45,11 @@ export class ApiClient {
   onSessionEnd: () => void = () => {};
 
   constructor() {
-    globalThis.sessionStorage?.removeItem(LEGACY_STORAGE_KEY);
+    try {
+      sessionStorage.removeItem(LEGACY_STORAGE_KEY);
+    } catch {
+      // Storage is off in this browser (its access throws): then nothing was left there either.
+    }
   }
 
   get hasSession(): boolean {
