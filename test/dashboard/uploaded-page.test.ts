@@ -139,6 +139,8 @@ describe('an uploaded file cannot act as the dashboard (issue 24 item 5)', () =>
         await page.goto(`${server.url}${path}`);
         const findings = await resultOf<Findings>(page, 'findings');
         assert.equal(findings.token, '', `found a token (${findings.storage})`);
+        // Two layers: the dashboard keeps no token there, and the sandbox keeps the page out anyway.
+        assert.match(findings.storage, /sessionStorage: SecurityError; localStorage: SecurityError/);
         assert.ok(
           findings.statuses.every((status) => status !== 200),
           `GET /api/v3/config answered ${findings.statuses.join(', ')}`,
