@@ -11,5 +11,5 @@ export {
 } from './load.js';
 export { getPath, setPath, isPlainObject } from './json-path.js';
 export { parseListenAddress, isCidr } from './validate.js';
-export { resolveBindAddress, type BindAddress } from './bind-address.js';
+export { resolveBindAddress, resolveListenAddress, type BindAddress } from './bind-address.js';
 export { configSecrets } from './secrets.js';

@@ -61,8 +61,8 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
   return result;
 }
 
-/** The answers every route under the guard can give besides its own. */
-export const GUARDED = [401];
+/** The answers every route under the guard can give besides its own (403: a request that is not local while authentication is off, docs/security.md). */
+export const GUARDED = [401, 403];
 /** The answers of a change that is saved to db.json: 507 when the disk is full (500 otherwise). */
 export const SAVED = [507];
 /** The answers of a route that reads a JSON body. */
