@@ -25,8 +25,10 @@ import {
   createFfmpegCollector,
   createRestreamCollector,
   createEncoderSpawn,
+  EncoderConnections,
   EncoderRegistry,
   ProcessService,
+  registerEncoderGuard,
   registerProcessRoutes,
   type SpawnFn,
 } from './process/index.js';
@@ -98,6 +100,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const { server, description } = await createHttpServer(config, deps.logger, {
     inspectAnswer: deps.inspectAnswer,
   });
+  const encoders = new EncoderRegistry({
+    dir: join(config.db.dir, 'encoders'),
+    procRoot: deps.procRoot ?? '/proc',
+    logger: deps.logger,
+    kill: (pid, signal) => process.kill(pid, signal),
+  });
+  // Before every route: a connection an encoder opened reaches /memfs/ and nothing else here, even
+  // through a redirect or a host name the address check could not know (issue 24 item 3).
+  const encoderConnections = new EncoderConnections({
+    procRoot: deps.procRoot ?? '/proc',
+    encoderPids: () => encoders.runningPids(),
+  });
+  registerEncoderGuard(server, {
+    openPrefix: '/memfs/',
+    fromEncoder: (socket) => encoderConnections.fromEncoder(socket),
+  });
   // Every module's collectors; the monitor (wired last) collects them all.
   const collectors: Collector[] = [];
   const now = deps.now ?? Date.now;
@@ -161,12 +179,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // --- processes ---
   // Encoders die with the server (parent-death signal) and are recorded in the db directory, so
   // that a restart stops any that survived (a stopped one) before it starts its own (issue 10).
-  const encoders = new EncoderRegistry({
-    dir: join(config.db.dir, 'encoders'),
-    procRoot: deps.procRoot ?? '/proc',
-    logger: deps.logger,
-    kill: (pid, signal) => process.kill(pid, signal),
-  });
   await encoders.stopSurvivors();
   const encoderSpawn = await spawnForEncoders;
   const processes = await ProcessService.create({
@@ -220,7 +232,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       registerMetadataRoutes(v3, new SystemMetadata(processes.systemMetadata));
       registerProbeRoutes(v3, processes.probeSource, {
         binary: config.ffmpeg.binary,
-        spawn: encoderSpawn,
+        // Recorded like the encoders: a probe opens the same inputs, redirects included.
+        spawn: encoders.wrap(encoderSpawn),
       });
       await storage.registerApi(v3);
       sessions.registerApi(v3);

@@ -12,6 +12,6 @@ export {
 } from './load.js';
 export { getPath, setPath, isPlainObject } from './json-path.js';
 export { parseListenAddress, isCidr } from './validate.js';
-export { resolveBindAddress, type BindAddress } from './bind-address.js';
+export { resolveBindAddress, resolveListenAddress, type BindAddress } from './bind-address.js';
 export { configSecrets } from './secrets.js';
 export { accessSettingProblems, compileAccessExpression, type AccessSettings } from './access-settings.js';

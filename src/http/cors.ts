@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { addVary } from './vary.js';
 
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS';
+/** The methods a preflight may grant while authentication is off: none that changes state. */
+const READ_METHODS = 'GET, HEAD, OPTIONS';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Range, Accept, Accept-Encoding';
 /** Not CORS-safelisted, but players and clients read them (ranges, throttled logins). */
 const EXPOSED_HEADERS = 'Content-Length, Content-Range, Retry-After';
@@ -20,7 +22,15 @@ export class CorsPolicy {
   private readonly answerHeadersByOrigin = new Map<string, readonly string[]>();
   private readonly anyOriginHeaders = answerHeadersFor('*');
 
-  constructor(origins: readonly string[]) {
+  /**
+   * `origins` from `storage.cors.origins`. `readsOnly` (authentication off): preflights are granted
+   * for GET and HEAD only, so no other origin's page can be allowed a request that changes state
+   * (local-only.ts refuses those that need no preflight).
+   */
+  constructor(
+    origins: readonly string[],
+    readonly readsOnly = false,
+  ) {
     this.anyOrigin = origins.length === 0 || origins.includes('*');
     this.allowed = new Set(origins);
     for (const origin of origins) this.answerHeadersByOrigin.set(origin, answerHeadersFor(origin));
@@ -34,6 +44,11 @@ export class CorsPolicy {
   answerHeaders(origin: string | undefined): readonly string[] {
     if (this.anyOrigin) return this.anyOriginHeaders;
     return (origin !== undefined ? this.answerHeadersByOrigin.get(origin) : undefined) ?? NO_HEADERS;
+  }
+
+  /** Whether a preflight may grant `method` (`Access-Control-Request-Method`). */
+  grantsMethod(method: string): boolean {
+    return !this.readsOnly || method === 'GET' || method === 'HEAD';
   }
 
   /** The allowed origin for a request's `Origin`, or undefined when it is not allowed. */
@@ -57,19 +72,21 @@ function answerHeadersFor(allowedOrigin: string): readonly string[] {
  * Written instead of @fastify/cors because this runs on every request, HLS segments included: the
  * headers are precomputed once, and the hook does one header lookup and one or two header writes
  * (the plugin resolved its options per request and cost ~15 % of a small API answer's throughput).
- * Register before any other `onRequest` hook, so that a preflight never reaches a guard.
+ * Register before any guard, so that a preflight never reaches one (only local-only.ts, with
+ * authentication off, comes first: it refuses foreign pages before CORS could answer them).
  */
 export function registerCors(server: FastifyInstance, policy: CorsPolicy): void {
   const anyOrigin = policy.anyOrigin;
   server.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin;
-    if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
-      const allowedOrigin = policy.allowOrigin(origin);
+    const preflightMethod = request.headers['access-control-request-method'];
+    if (request.method === 'OPTIONS' && preflightMethod !== undefined) {
+      const allowedOrigin = policy.grantsMethod(preflightMethod) ? policy.allowOrigin(origin) : undefined;
       if (!anyOrigin) addVary(reply, 'Origin');
       if (allowedOrigin !== undefined) {
         void reply.headers({
           'access-control-allow-origin': allowedOrigin,
-          'access-control-allow-methods': ALLOWED_METHODS,
+          'access-control-allow-methods': policy.readsOnly ? READ_METHODS : ALLOWED_METHODS,
           'access-control-allow-headers': ALLOWED_HEADERS,
           'access-control-max-age': PREFLIGHT_MAX_AGE_SEC,
         });

@@ -14,3 +14,4 @@ export { AddressList } from './address-list.js';
 export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';
 export { limitInflatedBody } from './inflate-limit.js';
 export { ErrorSchema, GUARDED_ERRORS } from './error-schema.js';
+export { isUnderPrefix } from './request-path.js';

@@ -8,6 +8,7 @@ import { CorsPolicy, registerCors } from './cors.js';
 import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
+import { registerLocalOnly } from './local-only.js';
 import { registerSwaggerUi } from './swagger-ui.js';
 import { lazySchemaCompilers } from './lazy-schema-compilers.js';
 import { ServerLogController } from './log-controller.js';
@@ -23,6 +24,9 @@ import {
 } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';
 import type { onSendHookHandler } from 'fastify';
+
+/** Where the API lies that a token guards (routes marked `public` excepted). */
+const API_PREFIX = '/api/v3';
 
 export interface HttpServer {
   readonly server: FastifyInstance;
@@ -48,7 +52,7 @@ export async function createHttpServer(
   options: HttpServerOptions = {},
 ): Promise<HttpServer> {
   const trustedProxies = config.api.trusted_proxies;
-  const cors = new CorsPolicy(config.storage.cors.origins);
+  const cors = new CorsPolicy(config.storage.cors.origins, !config.api.auth.enable);
   const limits = connectionLimitsOf(config.api);
   const server = Fastify({
     serverFactory: (handler, options) => createNodeServer(handler, limits, options),
@@ -75,7 +79,10 @@ export async function createHttpServer(
     // Each route's schemas are compiled on its first request, not all at start (issue 11).
     schemaController: { compilersFactory: lazySchemaCompilers() },
   });
-  // First of the onRequest hooks: a preflight is answered before any guard sees it.
+  // With authentication off, first of the onRequest hooks: a foreign page's preflight to the API
+  // is refused, not answered.
+  if (!config.api.auth.enable) registerLocalOnly(server, API_PREFIX);
+  // Then CORS: a preflight is answered before any guard sees it.
   registerCors(server, cors);
   const routeTable = new RouteTable();
   routeTable.attach(server);

@@ -1,8 +1,8 @@
 import type { Config } from '../config/index.js';
-import { parseListenAddress } from '../config/index.js';
 import type { PlaceholderTemplate } from '../process/index.js';
 import { IpIgnoreList, LiveSessions } from '../session/index.js';
-import type { IngestDeps } from './index.js';
+import type { IngestDeps } from './ingest-deps.js';
+import { resolveIngestAddress } from './listen-address.js';
 import { srtPlaceholder } from './srt-placeholder.js';
 import { loadSrtAddon, SrtServer, type SrtConnection } from './srt/index.js';
 
@@ -39,10 +39,13 @@ export function createSrtIngest(
     });
     server = srt;
     deps.lifecycle.onListen(async () => {
-      const parsed = parseListenAddress(options.address);
-      if (parsed === undefined) throw new Error(`srt.address: invalid address "${options.address}"`);
+      // The passphrase is not a token here: every viewer must know it too (docs/security.md).
+      const { host, port } = resolveIngestAddress(
+        { key: 'srt.address', address: options.address, tokenKey: 'srt.token', token: options.token },
+        deps.logger,
+      );
       try {
-        boundPort = await srt.listen(parsed.host, parsed.port);
+        boundPort = await srt.listen(host, port);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         throw new Error(`srt.address: cannot listen on "${options.address}" (UDP): ${reason}`, {

@@ -1,6 +1,6 @@
 export { createFfmpegCollector, createRestreamCollector } from './collector.js';
-export { registerProcessRoutes } from './api/index.js';
+export { registerEncoderGuard, registerProcessRoutes } from './api/index.js';
 export { createEncoderSpawn, ProcessService, type ProcessServiceDeps } from './service/index.js';
 export { memfsUrl, type PlaceholderTemplate } from './config/index.js';
 export type { SpawnFn } from './supervise/index.js';
-export { EncoderRegistry } from './supervise/index.js';
+export { EncoderConnections, EncoderRegistry } from './supervise/index.js';

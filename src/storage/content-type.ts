@@ -1,6 +1,9 @@
 import { extname } from 'node:path';
 
-/** Content types by extension (SPEC §8 names the first ones); anything else is octet-stream. */
+/**
+ * Content types by extension (SPEC §8 names the first ones); anything else is octet-stream. Files
+ * are served with `nosniff`, so a script or style sheet of a player page needs its type here.
+ */
 const CONTENT_TYPES: Record<string, string> = {
   '.m3u8': 'application/vnd.apple.mpegurl',
   '.ts': 'video/MP2T',
@@ -17,6 +20,8 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
   '.json': 'application/json; charset=utf-8',
   '.xml': 'application/xml',
   '.jpg': 'image/jpeg',
@@ -27,6 +32,8 @@ const CONTENT_TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
   '.ico': 'image/x-icon',
   '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.ttf': 'font/ttf',
 };
 
 export function contentTypeFor(path: string): string {

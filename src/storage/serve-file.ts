@@ -4,11 +4,13 @@ import { ApiError } from '../http/index.js';
 import { contentTypeFor } from './content-type.js';
 import { parseRange } from './http-range.js';
 import type { MountHooks, ServeEvent } from './mount-hooks.js';
+import { markUserFile } from './user-file-headers.js';
 
 /**
  * Answers a GET or HEAD of a file: content type by extension, `Last-Modified`, `Content-Length`,
  * conditional `If-Modified-Since` (304) and a single byte range (206/416) (SPEC §8). A hook may
- * replace the body (a rewritten playlist); such a body is answered whole and never cached.
+ * replace the body (a rewritten playlist); such a body is answered whole and never cached. Every
+ * answer runs sandboxed in a browser (user-file-headers.ts).
  */
 export async function serveFile(
   reply: FastifyReply,
@@ -16,6 +18,7 @@ export async function serveFile(
   hooks: readonly MountHooks[],
 ): Promise<FastifyReply> {
   const { request, file } = event;
+  markUserFile(reply);
   for (const hook of hooks) {
     const override = await hook.beforeServe?.(event);
     if (override !== undefined) {

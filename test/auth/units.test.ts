@@ -4,7 +4,7 @@ import { AccessCache } from '../../src/auth/access-cache.js';
 import { hasCanonicalSignature } from '../../src/auth/compact-jws.js';
 import { bearerToken } from '../../src/auth/bearer.js';
 import { throttleKeyOfAddress, withoutMappedPrefix } from '../../src/http/client-address.js';
-import { isUnderPrefix } from '../../src/auth/guard.js';
+import { isUnderPrefix } from '../../src/http/request-path.js';
 import { parseKeySet } from '../../src/auth/key-set-document.js';
 import { MalformedJsonBody, readLoginForm } from '../../src/auth/login-body.js';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';

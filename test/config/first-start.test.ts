@@ -1,26 +1,14 @@
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { resolveBindAddress, defaultConfig } from '../../src/config/index.js';
+import { acceptsTcp as accepts } from '../helpers/listener-probe.js';
 import { startMain } from '../helpers/main-process.js';
 
 interface SavedAuth {
   api: { auth: { enable: boolean; username: string; password: string } };
-}
-
-/** Whether a TCP connection to host:port is accepted (a refused one answers false). */
-function accepts(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 async function stopMain(run: ReturnType<typeof startMain>): Promise<string> {

@@ -36,10 +36,11 @@ describe('HTTP conventions', () => {
     assert.equal(body.details.length, 1);
   });
 
-  it('answers a CORS preflight without authentication', async () => {
-    const response = await fetch(`${server.url}/api/v3/metrics`, {
+  it('answers a CORS preflight for reading a file from another origin', async () => {
+    // The API's preflights: test/auth/guard.test.ts (auth on), test/http/local-only.test.ts (off).
+    const response = await fetch(`${server.url}/memfs/live.m3u8`, {
       method: 'OPTIONS',
-      headers: { origin: 'http://example.test', 'access-control-request-method': 'POST' },
+      headers: { origin: 'http://example.test', 'access-control-request-method': 'GET' },
     });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('access-control-allow-origin'), '*');

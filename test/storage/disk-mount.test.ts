@@ -3,6 +3,7 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { authConfig, loginPair } from '../auth/support.js';
 
 describe('disk mount /', () => {
   let server: TestServer;
@@ -112,15 +113,21 @@ describe('disk mount /', () => {
 
 describe('disk mount with restricted CORS origins', () => {
   it('allows only the configured origins', async () => {
-    const server = await startServer({ config: { storage: { cors: { origins: ['http://player.test'] } } } });
+    // With authentication on: with it off, no other origin may use the API (test/http/local-only.test.ts).
+    const server = await startServer({
+      config: { ...authConfig(), storage: { cors: { origins: ['http://player.test'] } } },
+    });
     try {
+      const { access_token: token } = await loginPair(server.url);
       await writeFile(join(server.config.storage.disk.dir, 'x.ts'), 'x');
       let response = await fetch(`${server.url}/x.ts`, { headers: { origin: 'http://player.test' } });
       assert.equal(response.headers.get('access-control-allow-origin'), 'http://player.test');
       response = await fetch(`${server.url}/x.ts`, { headers: { origin: 'http://evil.test' } });
       assert.equal(response.headers.get('access-control-allow-origin'), null);
       // The answer depends on Origin, and caches must keep the other reasons it varies too.
-      response = await fetch(`${server.url}/api/v3/metrics`, { headers: { origin: 'http://player.test' } });
+      response = await fetch(`${server.url}/api/v3/metrics`, {
+        headers: { origin: 'http://player.test', authorization: `Bearer ${token}` },
+      });
       assert.equal(response.status, 200);
       assert.deepEqual(
         response.headers

@@ -2,6 +2,7 @@ import { MAX_DEPTH, type AccessContext, type Checks, type Findings } from './con
 import { checkFiltergraph, stripQuoting } from './filtergraph.js';
 import { pathRefusal } from './local-path.js';
 import { networkRefusal } from './network-target.js';
+import { variantNamesRefusal } from './variant-names.js';
 import {
   FILE_OPTIONS,
   FILTERGRAPH_OPTIONS,
@@ -18,6 +19,10 @@ const LOCAL_PROTOCOL_IN_TEXT = new RegExp(
   'i',
 );
 const PIECE_SEPARATORS = /[\s:,=|;()[\]]+/;
+/** Where a network address inside a value may start: a protocol name not preceded by one's characters. */
+const NETWORK_URL_START = new RegExp(`(?<![A-Za-z0-9+.-])(${[...NETWORK_PROTOCOLS].join('|')}):`, 'gi');
+/** Characters that end an address inside a filtergraph or an option list. */
+const VALUE_SEPARATORS = /[\s|;,()[\]]/;
 
 /**
  * Walks one options list the way ffmpeg's parser does: a token starting with `-` is an option,
@@ -97,6 +102,10 @@ function checkOptionValue(
         findings.refuse(named, `"${value}" must be a plain file name (it is placed beside the output)`);
       }
       return;
+    case 'variant-names': {
+      const reason = variantNamesRefusal(value);
+      return reason === undefined ? undefined : findings.refuse(named, reason);
+    }
     case 'unreadable':
       return findings.refuse(
         named,
@@ -147,6 +156,10 @@ export function checkOptionList(
       findings.refuse(where, `"${key}" names a file whose contents the policy cannot check`);
     else if (use === 'sibling-name' && /[/\\]/.test(value))
       findings.refuse(where, `"${key}" must be a plain file name`);
+    else if (use === 'variant-names') {
+      const reason = variantNamesRefusal(stripQuoting(value));
+      if (reason !== undefined) findings.refuse(`${where} (${key})`, reason);
+    }
   }
   checks.value(text, where, depth);
 }
@@ -158,13 +171,14 @@ export function checkOptionList(
  */
 export function checkValue(raw: string, where: string, context: AccessContext, findings: Findings): void {
   let text = stripQuoting(raw);
+  for (const reason of new Set([...networkRefusals(raw, context), ...networkRefusals(text, context)])) {
+    findings.refuse(where, reason);
+  }
   for (const match of text.matchAll(URL_IN_TEXT)) {
-    const url = match[0];
-    const scheme = url.slice(0, url.indexOf(':')).toLowerCase();
-    const reason = NETWORK_PROTOCOLS.has(scheme)
-      ? networkRefusal(url, scheme, context.own)
-      : `"${url}": protocol "${scheme}" is not allowed inside an option value`;
-    if (reason !== undefined) findings.refuse(where, reason);
+    const scheme = match[0].slice(0, match[0].indexOf(':')).toLowerCase();
+    if (!NETWORK_PROTOCOLS.has(scheme)) {
+      findings.refuse(where, `"${match[0]}": protocol "${scheme}" is not allowed inside an option value`);
+    }
   }
   text = text.replace(URL_IN_TEXT, ' ');
   const local = LOCAL_PROTOCOL_IN_TEXT.exec(text);
@@ -179,6 +193,30 @@ export function checkValue(raw: string, where: string, context: AccessContext, f
     const reason = pathRefusal(piece, 'output', context) ?? pathRefusal(piece, 'input', context);
     if (reason !== undefined) findings.refuse(where, reason);
   }
+}
+
+/**
+ * The host check for every network address that starts somewhere in `text` (`http:` with or
+ * without slashes, as ffmpeg reads it). Where such an address ends depends on who reads the value
+ * (a filter stops at `,` or `[`, an option takes it whole), so each is checked up to the next
+ * separator, up to the next white space, and up to the end; the first refusal is reported.
+ */
+function networkRefusals(text: string, context: AccessContext): string[] {
+  const reasons: string[] = [];
+  for (const match of text.matchAll(NETWORK_URL_START)) {
+    const whole = text.slice(match.index);
+    const scheme = (match[1] as string).toLowerCase();
+    const forms = new Set([
+      whole.split(VALUE_SEPARATORS)[0] as string,
+      whole.split(/\s/)[0] as string,
+      whole,
+    ]);
+    const reason = [...forms]
+      .map((form) => networkRefusal(form, scheme, context.own))
+      .find((found) => found !== undefined);
+    if (reason !== undefined) reasons.push(reason);
+  }
+  return reasons;
 }
 
 /** Splits on `separator` where it is not escaped by a backslash or inside single quotes. */

@@ -98,6 +98,8 @@ export type OptionUse =
   | 'write'
   /** A name next to the output, e.g. `master_pl_name`: no directory part allowed. */
   | 'sibling-name'
+  /** `-var_stream_map`: its `name:`s replace `%v` in output names (variant-names.ts). */
+  | 'variant-names'
   /** The value's contents are options or a filtergraph the policy cannot see: refused. */
   | 'unreadable';
 
@@ -129,6 +131,7 @@ export const FILE_OPTIONS: ReadonlyMap<string, OptionUse> = new Map<string, Opti
   ['media_seg_name', 'sibling-name'],
   ['single_file_name', 'sibling-name'],
   ['hls_master_name', 'sibling-name'],
+  ['var_stream_map', 'variant-names'],
   ['segment_list', 'write'],
   ['header', 'write'],
   // demuxers and protocols
@@ -163,7 +166,6 @@ export const TEXT_OPTIONS: ReadonlySet<string> = new Set([
   'comment',
   'copyright',
   'description',
-  'var_stream_map',
   'cc_stream_map',
   'adaptation_sets',
   'hls_flags',

@@ -28,7 +28,14 @@ interface Entry {
  * before it starts its own beside them. A file is removed when its encoder exits.
  */
 export class EncoderRegistry {
+  private readonly running = new Set<number>();
+
   constructor(private readonly deps: EncoderRegistryDeps) {}
+
+  /** The pids of the encoders running now (inside a sandbox the encoders', not bwrap's). */
+  runningPids(): ReadonlySet<number> {
+    return this.running;
+  }
 
   /** Wraps `spawn` so every child is recorded while it runs. */
   wrap(spawn: SpawnFn): SpawnFn {
@@ -63,6 +70,7 @@ export class EncoderRegistry {
   private record(child: ChildProcess, pid: number | undefined): void {
     // Gone before its pid was known (a sandbox that failed): nothing to record, nothing to remove.
     if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    this.running.add(pid);
     const file = join(this.deps.dir, String(pid));
     const written = (async () => {
       const start = await this.startOf(pid);
@@ -76,6 +84,7 @@ export class EncoderRegistry {
       ),
     );
     child.once('exit', () => {
+      this.running.delete(pid);
       void written.then(() => rm(file, { force: true })).catch(() => undefined);
     });
   }

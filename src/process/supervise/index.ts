@@ -20,3 +20,4 @@ export { STATES, zeroStateCounts } from './states.js';
 export type { Order, ProcessState, StateCounts } from './states.js';
 export { Supervisor } from './supervisor.js';
 export type { PreparedRun } from './supervisor.js';
+export { EncoderConnections, type EncoderConnectionsDeps } from './encoder-connections.js';

@@ -217,6 +217,106 @@ describe('encoder access policy: refused', () => {
   });
 });
 
+describe('encoder access policy: the host ffmpeg connects to (issue 24 item 3)', () => {
+  // Each of these reaches 127.0.0.1:8080 or [::1]:8080 when ffmpeg opens it (av_url_split).
+  const ownPortSpellings = [
+    'http://evil.example\\@127.0.0.1:8080/metrics',
+    'https://evil.example\\@127.0.0.1:8080/metrics',
+    'rtmp://a\\@127.0.0.1:8080/live/x',
+    'rtmps://a\\@127.0.0.1:8080/live/x',
+    'rtmpt://a\\@127.0.0.1:8080/live/x',
+    'rtsp://a\\@127.0.0.1:8080/x',
+    'tcp://evil.example\\@127.0.0.1:8080',
+    'tls://evil.example\\@127.0.0.1:8080',
+    'srt://evil.example\\@127.0.0.1:8080',
+    'http://evil.example\\@[::1]:8080/metrics',
+    'tcp://evil.example\\@[::1]:8080',
+    'http://a@b@127.0.0.1:8080/metrics',
+    'http://[127.0.0.1]:8080/metrics',
+    'http://[localhost]:8080/metrics',
+    'http:127.0.0.1:8080/metrics',
+    'http:/127.0.0.1:8080/metrics',
+    'http://127.0.0.1:4294975376/metrics',
+    'http://127.0.0.1:+8080/metrics',
+    'http://127.0.0.1:8080x/metrics',
+    'http://[::1%lo]:8080/metrics',
+    'http://[0:0:0:0:0:ffff:7f00:1]:8080/metrics',
+    'http://[::127.0.0.1]:8080/metrics',
+    'http://0177.0.0.1:8080/metrics',
+    'http://0:8080/metrics',
+    'http://LOCALHOST.:8080/metrics',
+    'http://ip6-localhost:8080/metrics',
+  ];
+  for (const address of ownPortSpellings) {
+    it(`refuses ${address} as an input, an output and inside values`, () => {
+      assert.match(problemsOf(input(address)).join('\n'), /own port 8080/);
+      assert.match(problemsOf(output(address)).join('\n'), /own port 8080/);
+      assert.match(problemsOf({ options: ['-rtmp_swfverify', address] }).join('\n'), /own port 8080/);
+      const escaped = address.replace(/[\\:,[\]]/g, (char) => `\\${char}`);
+      assert.match(
+        problemsOf({ options: ['-vf', `movie=${escaped},scale=32:24`] }).join('\n'),
+        /own port 8080/,
+      );
+    });
+  }
+  it('refuses backslashes and encoded separators in a memfs path', () => {
+    assert.match(problemsOf(input('http://127.0.0.1:8080/memfs/a\\..\\..\\metrics')).join(), /own port/);
+    assert.match(problemsOf(input('http://127.0.0.1:8080/memfs/a%2f..%2fx')).join(), /own port/);
+  });
+  it('refuses a link-local host behind a backslash', () => {
+    assert.match(problemsOf(input('http://x\\@169.254.169.254/latest')).join(), /link-local/);
+  });
+  it('lets other hosts and ports through, whatever the user part says', () => {
+    assert.deepEqual(problemsOf(input('http://127.0.0.1\\@evil.example:8080/x')), []);
+    assert.deepEqual(problemsOf(input('http://127.0.0.1:8080@evil.example/x')), []);
+    assert.deepEqual(problemsOf(input('tcp://evil.example\\@127.0.0.1:8081')), []);
+    assert.deepEqual(problemsOf(input(`${MEMFS}/a.m3u8`)), []);
+  });
+});
+
+describe('encoder access policy: names ffmpeg substitutes (issue 24 item 2)', () => {
+  const hls = (map: string, address = `${DISK}/%v.m3u8`, extra: string[] = []): Partial<EncoderCommand> =>
+    output(address, ['-f', 'hls', '-var_stream_map', map, ...extra]);
+  const refused: [string, Partial<EncoderCommand>][] = [
+    ['a name with ..', hls('v:0,name:../../outside/x')],
+    ['the config file', hls('v:0,name:../config/config.json', `${DISK}/%V`)],
+    ['a name with a directory', hls('v:0,name:a/b')],
+    ['a backslash', hls('v:0,name:a\\b')],
+    ['a dot that completes ..', hls('v:0,name:.', `${DISK}/%v./x.m3u8`)],
+    ['an empty name', hls('v:0,name:', `${DISK}/.%v./x.m3u8`)],
+    ['the second variant', hls('v:0,name:low v:1,name:..')],
+    ['after other keys', hls('v:0,agroup:a,name:x/../../y')],
+    [
+      'a tee slave',
+      output('[f=hls:var_stream_map=v\\:0\\,name\\:../../x]/srv/data/%v.m3u8', ['-f', 'tee', '-map', '0:v']),
+    ],
+    ['a global option', { options: ['-var_stream_map', 'v:0,name:../x'] }],
+  ];
+  for (const [what, parts] of refused) {
+    it(`refuses ${what}`, () => assert.match(problemsOf(parts).join('\n'), /var_stream_map name/));
+  }
+  it('accepts plain names, indexes, %d and strftime patterns', () => {
+    assert.deepEqual(problemsOf(hls('v:0,name:low v:1,name:high.hd')), []);
+    assert.deepEqual(
+      problemsOf(hls('v:0 v:1', `${DISK}/%v/index.m3u8`, ['-hls_segment_filename', `${DISK}/%v/%03d.ts`])),
+      [],
+    );
+    assert.deepEqual(
+      problemsOf(
+        output(`${DISK}/x.m3u8`, [
+          '-f',
+          'hls',
+          '-strftime',
+          '1',
+          '-hls_segment_filename',
+          `${DISK}/%D-%s.ts`,
+        ]),
+      ),
+      [],
+    );
+  });
+});
+
 describe('encoder access policy: allowed', () => {
   const allowed: [string, Partial<EncoderCommand>][] = [
     [

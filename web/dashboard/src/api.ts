@@ -1,9 +1,11 @@
 /**
  * The dashboard's client of the streamcore API: login, token refresh and JSON requests.
  *
- * Tokens are held like the Restreamer UI holds them: in memory, mirrored into sessionStorage so a
- * reload of the tab keeps the session (and closing the tab ends it), and the access token is
- * refreshed ahead of its expiry from the `exi` claim (SPEC §3.1).
+ * Tokens are held in this object's memory only, never in sessionStorage, localStorage or a cookie:
+ * any page of the same origin in the same tab could read those (a file a publisher uploaded to the
+ * server's filesystems, opened where the dashboard was; issue 24 item 5). A reload of the page
+ * therefore asks to log in again. The access token is refreshed ahead of its expiry from the `exi`
+ * claim (SPEC §3.1).
  */
 
 /** An answer outside 2xx, with the server's envelope (`{code, message, details}`) when it sent one. */
@@ -30,7 +32,8 @@ interface TokenPair {
   refresh: string;
 }
 
-const STORAGE_KEY = 'streamcore.dashboard.tokens';
+/** Where earlier versions mirrored the tokens; removed at start so none is left readable there. */
+const LEGACY_STORAGE_KEY = 'streamcore.dashboard.tokens';
 /** Refresh this share of the access lifetime in; the rest is margin for a slow network. */
 const REFRESH_AT_SHARE = 0.8;
 
@@ -41,17 +44,11 @@ export class ApiClient {
   /** Called once when the session cannot be kept (the shell shows the login form). */
   onSessionEnd: () => void = () => {};
 
-  constructor(private readonly storage: Storage | undefined = globalThis.sessionStorage) {
-    const saved = this.storage?.getItem(STORAGE_KEY);
-    if (saved !== null && saved !== undefined) {
-      try {
-        const parsed = JSON.parse(saved) as Partial<TokenPair>;
-        if (typeof parsed.access === 'string' && typeof parsed.refresh === 'string') {
-          this.setTokens({ access: parsed.access, refresh: parsed.refresh });
-        }
-      } catch {
-        this.storage?.removeItem(STORAGE_KEY);
-      }
+  constructor() {
+    try {
+      sessionStorage.removeItem(LEGACY_STORAGE_KEY);
+    } catch {
+      // Storage is off in this browser (its access throws): then nothing was left there either.
     }
   }
 
@@ -135,7 +132,6 @@ export class ApiClient {
 
   private setTokens(pair: TokenPair): void {
     this.tokens = pair;
-    this.storage?.setItem(STORAGE_KEY, JSON.stringify(pair));
     clearTimeout(this.refreshTimer);
     const lifetimeSec = claimNumber(pair.access, 'exi');
     const expiresSec = claimNumber(pair.access, 'exp');
@@ -153,7 +149,6 @@ export class ApiClient {
   private clearTokens(): void {
     this.tokens = undefined;
     clearTimeout(this.refreshTimer);
-    this.storage?.removeItem(STORAGE_KEY);
   }
 }
 

@@ -49,17 +49,20 @@ const STATUS_TEXT: Record<number, string> = {
   509: 'Session or bandwidth limit reached',
 };
 
-/** Error answers with the envelope, for the given statuses (500 is added to every route). */
+/**
+ * Error answers with the envelope, for the given statuses. Every route gets 500, and 403: the
+ * server's own encoders are refused everywhere but the memory filesystem (process/api/encoder-guard.ts).
+ */
 export function errors(...statuses: number[]): Record<number, TSchema> {
   const result: Record<number, TSchema> = {};
-  for (const status of [...statuses, 500]) {
+  for (const status of [...statuses, 403, 500]) {
     result[status] = Type.Ref('ErrorEnvelope', { description: STATUS_TEXT[status] ?? 'Error' });
   }
   return result;
 }
 
-/** The answers every route under the guard can give besides its own. */
-export const GUARDED = [401];
+/** The answers every route under the guard can give besides its own (403: a request that is not local while authentication is off, docs/security.md). */
+export const GUARDED = [401, 403];
 /** The answers of a change that is saved to db.json: 507 when the disk is full (500 otherwise). */
 export const SAVED = [507];
 /** The answers of a route that reads a JSON body. */
