@@ -1,6 +1,6 @@
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
-import { parseListenAddress, resolveBindAddress, type Config } from '../config/index.js';
+import { resolveBindAddress, resolveListenAddress, type Config } from '../config/index.js';
 
 /** One socket the server opens at start, as the configuration asks for it. */
 interface Listener {
@@ -51,21 +51,25 @@ export async function listenProblems(running: Config, next: Config): Promise<str
   return problems;
 }
 
-/** The sockets a server with this configuration opens (bind-address.ts's rule for the API, ingest's for the rest). */
+/** The sockets a server with this configuration opens, bound where it would bind them. */
 function listenersOf(config: Config): Listener[] {
   const http = resolveBindAddress(config);
   const listeners: Listener[] = [
     { key: 'address', address: config.address, protocol: 'tcp', host: http.host, port: http.port },
   ];
-  const add = (key: string, address: string, protocol: Listener['protocol']): void => {
-    const parsed = parseListenAddress(address);
-    if (parsed !== undefined) listeners.push({ key, address, protocol, ...parsed });
+  // An ingest listener without a token binds loopback for `:port`, as ingest/listen-address.ts does.
+  const add = (key: string, address: string, protocol: Listener['protocol'], token: string): void => {
+    const resolved = resolveListenAddress(address, token !== '');
+    if (resolved !== undefined) {
+      listeners.push({ key, address, protocol, host: resolved.host, port: resolved.port });
+    }
   };
-  if (config.rtmp.enable) {
-    add('rtmp.address', config.rtmp.address, 'tcp');
-    if (config.rtmp.enable_tls) add('rtmp.address_tls', config.rtmp.address_tls, 'tcp');
+  const { rtmp, srt } = config;
+  if (rtmp.enable) {
+    add('rtmp.address', rtmp.address, 'tcp', rtmp.token);
+    if (rtmp.enable_tls) add('rtmp.address_tls', rtmp.address_tls, 'tcp', rtmp.token);
   }
-  if (config.srt.enable) add('srt.address', config.srt.address, 'udp');
+  if (srt.enable) add('srt.address', srt.address, 'udp', srt.token);
   return listeners;
 }
 
