@@ -60,6 +60,8 @@ const RUNS_PROGRAM = 'it names the program the server runs for every process';
 const MOVES_FILES = 'it decides which directory the server reads, writes or serves';
 const LIFTS_POLICY = 'it decides what encoders may read and write';
 const SIGNS_TOKENS = 'it signs every token: whoever chooses it can make tokens of their own';
+const ADDS_LOGINS =
+  'it decides who may log in: a tenant of their own would keep a token holder in after a password change';
 
 const PORT: IntRange = { min: 0, max: 65_535, why: 'a TCP or UDP port' };
 
@@ -93,7 +95,7 @@ export const V16_FIELDS: readonly V16Field[] = [
   mapped('api.auth.password', 'string', { secret: true, withheld: true }),
   mapped('api.auth.jwt.secret', 'string', { secret: true, withheld: true, fileOnly: SIGNS_TOKENS }),
   mapped('api.auth.auth0.enable', 'bool'),
-  mapped('api.auth.auth0.tenants', 'tenants'),
+  mapped('api.auth.auth0.tenants', 'tenants', { fileOnly: ADDS_LOGINS }),
   stored('tls.address', 'string', ':8181'),
   stored('tls.enable', 'bool', false, { refuse: NO_HTTPS }),
   stored('tls.auto', 'bool', false, { refuse: NO_HTTPS }),

@@ -199,6 +199,9 @@ describe('config API (v16 layout)', () => {
       'storage.disk.dir': '/',
       'db.dir': '/etc',
       'tls.key_file': '/etc/shadow',
+      'api.auth.auth0.tenants': [
+        { domain: 'idp.example', audience: 'a', clientid: 'c', users: ['intruder'] },
+      ],
       // streamcore's own keys outside the v16 layout: refused too, not kept as unknown keys.
       'ffmpeg.sandbox': 'off',
       'ffmpeg.access.output.paths': ['/'],
