@@ -124,3 +124,4 @@ async function loadCertificate(certFile: string, keyFile: string): Promise<Secur
   }
   return { cert, key };
 }
+export { INGEST_DOCS } from './contract.js';

@@ -1,12 +1,20 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import { ErrorEnvelope, type RouteDoc } from './routes/route-doc.js';
+import { ErrorEnvelope, type RouteDoc } from './route-doc.js';
 
 /** Where the document is served (the second is where the reference serves its Swagger document). */
 export const DOCUMENT_PATHS = ['/api/v3/openapi.json', '/api/swagger/doc.json'] as const;
 /** Swagger UI's own files; they are the page, not API routes, and carry no description. */
 export const SWAGGER_UI_PREFIX = '/api/swagger';
+
+/** What the domains declare for the document (collected in src/api-contracts.ts). */
+export interface ApiContracts {
+  /** The description of every route, by `METHOD url` (`routeKey`). */
+  readonly docs: Readonly<Record<string, RouteDoc>>;
+  /** Schemas with an `$id` the descriptions refer to by `$ref` (`ProcessConfig`, …). */
+  readonly sharedSchemas: readonly TSchema[];
+}
 
 export interface ApiDescription {
   /** Routes registered without a description (`METHOD url`), for the test that forbids them. */
@@ -18,7 +26,7 @@ export interface ApiDescription {
 }
 
 /**
- * Describes every route from `docs` as it is registered, and serves the OpenAPI 3.1 document built
+ * Describes every route from the contracts' `docs` as it is registered, and serves the OpenAPI 3.1 document built
  * from those descriptions (by @fastify/swagger). Call before any route is added.
  *
  * The table's schemas describe; they do not change what their routes do: those routes keep their
@@ -30,8 +38,7 @@ export interface ApiDescription {
  */
 export async function installApiDescription(
   server: FastifyInstance,
-  docs: Readonly<Record<string, RouteDoc>>,
-  sharedSchemas: readonly TSchema[],
+  { docs, sharedSchemas }: ApiContracts,
   version: string,
 ): Promise<ApiDescription> {
   const undocumented: string[] = [];

@@ -3,3 +3,4 @@
  * Talks to the service only; knows nothing of supervision internals beyond what views read.
  */
 export { registerProcessRoutes } from './routes.js';
+export { PROCESS_DOCS, PROCESS_SCHEMAS } from './contract.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from './route-doc.js';
+import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from '../../http/index.js';
 
 const CatalogEntry = Type.Object(
   { name: Type.String(), description: Type.String(), labels: Type.Array(Type.String()) },

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BEARER, errors, GUARDED, type RouteDoc } from './route-doc.js';
+import { BEARER, errors, GUARDED, type RouteDoc } from '../http/index.js';
 
 const Session = Type.Object(
   {

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, SAVED, type RouteDoc } from './route-doc.js';
+import { BEARER, errors, GUARDED, JSON_BODY, SAVED, type RouteDoc } from '../../http/index.js';
 
 const Cleanup = Type.Object({
   pattern: Type.String({ description: '<fs>:<glob>, fs one of mem, memfs, disk, diskfs' }),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { errors, JSON_BODY, type RouteDoc } from './route-doc.js';
+import { errors, JSON_BODY, type RouteDoc } from '../http/index.js';
 
 export const AUTH_DOCS: Record<string, RouteDoc> = {
   'POST /api/login': {
