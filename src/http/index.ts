@@ -1,4 +1,5 @@
 export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.js';
+export { RequestCheck } from './request-check.js';
 export { createHttpServer, type HttpServer, type HttpServerOptions } from './server.js';
 export {
   BEARER,
