@@ -5,6 +5,8 @@ import { Check } from 'typebox/value';
 /** The JSON-schema keywords a request schema is walked by (TypeBox schemas are JSON schemas). */
 interface SchemaNode {
   type?: string;
+  const?: unknown;
+  enum?: unknown[];
   minimum?: number;
   anyOf?: SchemaNode[];
   properties?: Record<string, SchemaNode>;
@@ -93,6 +95,10 @@ function walk(schema: SchemaNode, value: unknown, place: Place, problems: string
 /** What a value at `node` must be, in the details' words. */
 function expectation(node: SchemaNode, root: boolean): string {
   const nonNegative = node.minimum === 0 ? 'non-negative ' : '';
+  const choices = node.enum ?? node.anyOf?.map((branch) => branch.const);
+  if (choices !== undefined && choices.every((choice) => choice !== undefined)) {
+    return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(', ')}`;
+  }
   switch (node.type) {
     case 'object':
       return root ? 'must be a JSON object' : 'must be an object';
