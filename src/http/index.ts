@@ -1,5 +1,6 @@
 export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.js';
 export { RequestCheck } from './request-check.js';
+export { Given } from './given.js';
 export { createHttpServer, type HttpServer, type HttpServerOptions } from './server.js';
 export {
   BEARER,

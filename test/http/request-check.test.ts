@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type } from 'typebox';
-import { RequestCheck } from '../../src/http/request-check.js';
-
-const Given = <Schema extends Parameters<typeof Type.Optional>[0]>(schema: Schema) =>
-  Type.Optional(Type.Union([schema, Type.Null()]));
+import { Given, RequestCheck } from '../../src/http/index.js';
 
 const Body = Type.Object({
   name: Given(Type.String()),

@@ -1,7 +1,7 @@
 import type { ProcessConfig } from '../config/index.js';
 import type { ProgressValues, StreamValues } from '../progress/index.js';
 import type { RunLog, Order, ProcessState } from '../supervise/index.js';
-import type { ProgressView, ReportView, StateView, StreamView } from './contract.js';
+import type { ProcessViewDto, ProgressView, ReportView, StateView, StreamView } from './contract.js';
 
 /** Parts of a process object a client can ask for (`filter`). */
 export const PROCESS_PARTS = ['config', 'state', 'report', 'metadata'] as const;
@@ -117,8 +117,8 @@ export function toProcess(
     report: () => ReportView;
     metadata: () => Record<string, unknown>;
   },
-): Record<string, unknown> {
-  const result: Record<string, unknown> = {
+): ProcessViewDto {
+  const result: ProcessViewDto = {
     id: base.config.id,
     type: 'ffmpeg',
     reference: base.config.reference,

@@ -122,6 +122,15 @@ export const ProcessView = Type.Object(
   },
   { title: 'Process', additionalProperties: true },
 );
+/** A process view, its parts' `$ref`s resolved to the schemas they name. */
+export type ProcessViewDto = Static<
+  typeof ProcessView,
+  {
+    ProcessConfig: typeof ProcessConfig;
+    ProcessState: typeof ProcessState;
+    ProcessReport: typeof ProcessReport;
+  }
+>;
 
 const Ok = Type.Literal('OK');
 const Id = Type.Object({ id: Type.String() });

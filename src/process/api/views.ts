@@ -1,5 +1,5 @@
 import { toProcess, toReport, toState, type ProcessPart } from './api-shapes.js';
-import type { ReportView, StateView } from './contract.js';
+import type { ProcessViewDto, ReportView, StateView } from './contract.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
 import { stateJson } from './state-json.js';
 
@@ -45,7 +45,7 @@ export function processView(
   service: ProcessService,
   entry: ProcessEntry,
   parts: ReadonlySet<ProcessPart>,
-): Record<string, unknown> {
+): ProcessViewDto {
   return toProcess(entry, parts, {
     state: () => stateView(service, entry),
     report: () => reportView(entry),

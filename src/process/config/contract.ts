@@ -1,4 +1,5 @@
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { Given } from '../../http/index.js';
 
 /**
  * The process config's wire shapes (SPEC §7.1), declared once: the config as stored and answered,
@@ -64,11 +65,6 @@ export const ProcessConfig = Type.Object(
   { $id: 'ProcessConfig', title: 'ProcessConfig' },
 );
 export type ProcessConfig = Static<typeof ProcessConfig>;
-
-/** A field a client may leave out or send as `null`: both mean "not given" (as in the reference). */
-function Given<Schema extends TSchema>(schema: Schema) {
-  return Type.Optional(Type.Union([schema, Type.Null()]));
-}
 
 const CleanupRuleBody = Type.Object({
   pattern: Given(CleanupRule.properties.pattern),
