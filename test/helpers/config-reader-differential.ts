@@ -43,12 +43,10 @@ function limitsInPlace(problems: string[]): string[] {
  */
 export class ConfigReaderDifferential {
   readonly disagreements: ReaderDisagreement[] = [];
-  compared = 0;
 
   inspect(request: FastifyRequest): void {
     const route = `${request.method} ${request.routeOptions.url}`;
     if (route !== 'POST /api/v3/process' && route !== 'PUT /api/v3/process/:id') return;
-    this.compared++;
     const disagreement = disagreementOf(request.body);
     if (disagreement !== undefined) this.disagreements.push(disagreement);
   }
