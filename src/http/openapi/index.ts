@@ -25,8 +25,5 @@ export {
   type RouteDoc,
 } from './route-doc.js';
 
-/**
- * The descriptions of the server's own routes (`/ping`, the document) and of the few that belong
- * to no domain's contract yet (`/api`, `/metrics`).
- */
+/** The descriptions of the server's own routes: `/ping` and the document. */
 export const HTTP_DOCS: Readonly<Record<string, RouteDoc>> = { ...SYSTEM_DOCS, ...DOCUMENT_DOCS };
