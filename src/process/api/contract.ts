@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { BEARER, errors, GUARDED, JSON_BODY, SAVED, type RouteDoc } from '../../http/index.js';
 import { ProcessConfig, ProcessConfigBody } from '../config/index.js';
+import { COMMANDS } from '../service/index.js';
 
 /**
  * The process API's answers (SPEC §7.2), declared once: the views (views.ts, api-shapes.ts) are
@@ -194,12 +195,7 @@ export const PROCESS_DOCS: Record<string, RouteDoc> = {
   'PUT /api/v3/process/:id/command': guarded('Start, stop, restart or reload a process', {
     params: Id,
     body: Type.Object({
-      command: Type.Union([
-        Type.Literal('start'),
-        Type.Literal('stop'),
-        Type.Literal('restart'),
-        Type.Literal('reload'),
-      ]),
+      command: Type.Enum(COMMANDS),
     }),
     responses: { 200: Ok, ...errors(...GUARDED, ...JSON_BODY, 404, ...SAVED) },
   }),
