@@ -7,6 +7,7 @@ import { createAuth } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
+import { API_CONTRACTS } from './api-contracts.js';
 import { createHttpServer, type ApiDescription } from './http/index.js';
 import { Lifecycle } from './lifecycle/index.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
@@ -98,6 +99,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // A refusal (ffmpeg.sandbox "on" without bubblewrap) is thrown where it is awaited, below.
   spawnForEncoders.catch(() => undefined);
   const { server, description } = await createHttpServer(config, deps.logger, {
+    contracts: API_CONTRACTS,
     inspectAnswer: deps.inspectAnswer,
   });
   const encoders = new EncoderRegistry({

@@ -1,2 +1,3 @@
 export { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, type DashboardAssets } from './assets.js';
 export { DASHBOARD_PREFIX, registerDashboardRoutes } from './routes.js';
+export { DASHBOARD_DOCS } from './contract.js';

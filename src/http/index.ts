@@ -1,6 +1,21 @@
 export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.js';
+export { RequestCheck } from './request-check.js';
+export { Given } from './given.js';
 export { createHttpServer, type HttpServer, type HttpServerOptions } from './server.js';
-export type { ApiDescription, RouteDoc } from './openapi/index.js';
+export {
+  BEARER,
+  empty,
+  errors,
+  GUARDED,
+  HTTP_DOCS,
+  JSON_BODY,
+  opaque,
+  PUBLIC,
+  SAVED,
+  type ApiContracts,
+  type ApiDescription,
+  type RouteDoc,
+} from './openapi/index.js';
 export { replyError, sendEnvelope } from './error-handler.js';
 export { JSON_CONTENT_TYPE } from './json-body.js';
 export { addVary } from './vary.js';

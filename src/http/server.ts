@@ -15,11 +15,11 @@ import { ServerLogController } from './log-controller.js';
 import { connectionLimitsOf, createNodeServer } from './node-server.js';
 import { RouteTable } from './route-table.js';
 import {
+  HTTP_DOCS,
   installApiDescription,
   registerDocumentRoutes,
-  ROUTE_DOCS,
-  SHARED_SCHEMAS,
   SWAGGER_UI_PREFIX,
+  type ApiContracts,
   type ApiDescription,
 } from './openapi/index.js';
 import { readFile } from 'node:fs/promises';
@@ -35,6 +35,11 @@ export interface HttpServer {
 }
 
 export interface HttpServerOptions {
+  /**
+   * The domains' contracts: each route is described (and its request checked, where its contract
+   * says so) as it is registered. Without them only the server's own routes are described.
+   */
+  contracts?: ApiContracts;
   /**
    * Sees every answer before it is compressed (first of the onSend hooks): the tests check each
    * answer against the route's described schema with it.
@@ -87,7 +92,8 @@ export async function createHttpServer(
   const routeTable = new RouteTable();
   routeTable.attach(server);
   // Before any route: every route is described as it is registered.
-  const description = await installApiDescription(server, ROUTE_DOCS, SHARED_SCHEMAS, await packageVersion());
+  const contracts = options.contracts ?? { docs: HTTP_DOCS, sharedSchemas: [] };
+  const description = await installApiDescription(server, contracts, await packageVersion());
   if (options.inspectAnswer !== undefined) server.addHook('onSend', options.inspectAnswer);
 
   registerJsonBodyParser(server, config.api.max_body_kbytes * 1024);

@@ -42,3 +42,4 @@ export function createIngest(config: Config, deps: IngestDeps): Ingest {
     },
   };
 }
+export { INGEST_DOCS } from './contract.js';

@@ -11,3 +11,4 @@ export { MetricStore } from './store/index.js';
 export { SampleBatch } from './store/index.js';
 export { CollectionScheduler, type CollectorStats, type SchedulerOptions } from './scheduler.js';
 export { registerMetricsApi, registerPrometheusEndpoint } from './http/routes.js';
+export { METRICS_DOCS } from './http/contract.js';

@@ -3,3 +3,4 @@ export type { SessionCollector, CollectorStats, Session } from './session-collec
 export { IpIgnoreList } from './ip-ignorelist.js';
 export { newSessionId } from './session-id.js';
 export { LiveSessions, type MeteredConnection } from './live-sessions.js';
+export { SESSION_DOCS, SESSION_SCHEMAS } from './contract.js';

@@ -1,48 +1,6 @@
 import type { HistoryEntry } from './history.js';
+import type { SessionDto, SessionStatsDto, SessionSummaryDto } from './contract.js';
 import type { Session, SessionCollector } from './session-collector.js';
-
-/**
- * Wire shapes of `/api/v3/session` (datarhei Core v16 `api.Session`, `api.SessionSummary`).
- * The reference reports traffic in whole MiB (`traffic_*_mb`); we add exact `traffic_*_bytes`.
- */
-export interface SessionDto {
-  id: string;
-  reference: string;
-  /** Unix seconds. */
-  created_at: number;
-  local: string;
-  remote: string;
-  extra: Record<string, unknown>;
-  bytes_rx: number;
-  bytes_tx: number;
-  bandwidth_rx_kbit: number;
-  bandwidth_tx_kbit: number;
-}
-
-export interface SessionStatsDto {
-  sessions: number;
-  traffic_rx_mb: number;
-  traffic_tx_mb: number;
-  traffic_rx_bytes: number;
-  traffic_tx_bytes: number;
-}
-
-export interface SessionSummaryDto {
-  active: {
-    list: SessionDto[];
-    sessions: number;
-    bandwidth_rx_mbit: number;
-    bandwidth_tx_mbit: number;
-    max_sessions: number;
-    max_bandwidth_rx_mbit: number;
-    max_bandwidth_tx_mbit: number;
-  };
-  summary: SessionStatsDto & {
-    remote: Record<string, SessionStatsDto & { local: Record<string, SessionStatsDto> }>;
-    local: Record<string, SessionStatsDto>;
-    reference: Record<string, SessionStatsDto>;
-  };
-}
 
 const MIB = 1024 * 1024;
 

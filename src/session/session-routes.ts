@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
 import type { SessionCollector } from './session-collector.js';
-import { toSessionDto, toSummaryDto, type SessionDto, type SessionSummaryDto } from './session-dto.js';
+import type { SessionDto, SessionSummaryDto } from './contract.js';
+import { toSessionDto, toSummaryDto } from './session-dto.js';
 
 /**
  * `GET /api/v3/session` (summary per collector) and `GET /api/v3/session/active` (active sessions

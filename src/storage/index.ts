@@ -10,3 +10,4 @@ export { compileGlob, type Glob } from './glob.js';
 export { normalizeFilePath, decodeFilePath } from './path.js';
 export { contentTypeFor } from './content-type.js';
 export { createFilesystemCollector } from './filesystem-collector.js';
+export { STORAGE_DOCS } from './contract.js';

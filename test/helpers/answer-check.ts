@@ -2,8 +2,8 @@ import { gunzipSync } from 'node:zlib';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
-import { ErrorEnvelope } from '../../src/http/openapi/index.js';
-import { isSwaggerUiFile, SHARED_SCHEMAS } from '../../src/http/openapi/index.js';
+import { API_CONTRACTS } from '../../src/api-contracts.js';
+import { ErrorEnvelope, isSwaggerUiFile } from '../../src/http/openapi/index.js';
 
 /** One answer that did not match the API description. */
 export interface AnswerMismatch {
@@ -27,7 +27,7 @@ export class AnswerCheck {
   constructor() {
     this.ajv = new Ajv({ strict: false, allErrors: true });
     addFormats.default(this.ajv);
-    for (const schema of SHARED_SCHEMAS) this.ajv.addSchema(schema);
+    for (const schema of API_CONTRACTS.sharedSchemas) this.ajv.addSchema(schema);
     this.ajv.addSchema(ErrorEnvelope);
     this.envelope = this.ajv.getSchema('ErrorEnvelope')!;
   }

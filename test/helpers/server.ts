@@ -5,6 +5,7 @@ import { pino, type Logger } from 'pino';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { AnswerCheck } from './answer-check.js';
+import { ConfigReaderDifferential } from './config-reader-differential.js';
 import type { LogBuffer } from '../../src/log/index.js';
 
 export type DeepPartial<T> = {
@@ -66,9 +67,17 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   // Every answer of every test server is checked against the API description (issue 15).
   const answers = new AnswerCheck();
+  // And every process config body is read by the hand-written reader too (issue 25).
+  const readers = new ConfigReaderDifferential();
   const app = await buildApp(config, {
     logger,
-    inspectAnswer: options.checkAnswers === false ? undefined : answers.hook,
+    inspectAnswer:
+      options.checkAnswers === false
+        ? undefined
+        : (request, reply, payload, done) => {
+            readers.inspect(request);
+            answers.hook.call(app.server, request, reply, payload, done);
+          },
     now: options.now,
     procRoot: options.procRoot,
     cgroupRoot: options.cgroupRoot,
@@ -89,6 +98,11 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       if (answers.mismatches.length > 0) {
         throw new Error(
           `answers that do not match the API description:\n${JSON.stringify(answers.mismatches, null, 1)}`,
+        );
+      }
+      if (readers.disagreements.length > 0) {
+        throw new Error(
+          `process config bodies the schema and the hand-written reader read differently:\n${JSON.stringify(readers.disagreements, null, 1)}`,
         );
       }
     },

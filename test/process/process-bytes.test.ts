@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { Type, type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
 import { PROCESS_PARTS, type ProcessPart } from '../../src/process/api/api-shapes.js';
 import { ListAnswers } from '../../src/process/api/list-answers.js';
 import {
@@ -10,7 +12,9 @@ import {
   processListPieces,
   reportBytesOf,
 } from '../../src/process/api/process-bytes.js';
+import { ProcessReport, ProcessState, ProcessView } from '../../src/process/api/contract.js';
 import { publishedStateBytes } from '../../src/process/api/published-state.js';
+import { ProcessConfig } from '../../src/process/config/index.js';
 import { processView, reportView, stateViewJson } from '../../src/process/api/views.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -31,6 +35,23 @@ const PART_SETS: ReadonlySet<ProcessPart>[] = Array.from(
   { length: 1 << PROCESS_PARTS.length },
   (_, mask) => new Set(PROCESS_PARTS.filter((_, bit) => (mask & (1 << bit)) !== 0)),
 );
+
+/** The contract's answer schemas, with the shared ones the views refer to by `$ref`. */
+const CONTRACT = { ProcessConfig, ProcessState, ProcessReport };
+const validatorOf = (schema: TSchema) => Compile(CONTRACT, schema);
+const ANSWERS = {
+  list: validatorOf(Type.Array(ProcessView)),
+  process: validatorOf(ProcessView),
+  config: validatorOf(ProcessConfig),
+  state: validatorOf(ProcessState),
+  report: validatorOf(ProcessReport),
+};
+
+/** Asserts that encoded `bytes` are an answer of the contract's `kind`. */
+function assertContractAnswer(kind: keyof typeof ANSWERS, bytes: Buffer | string, what: string): void {
+  const value = JSON.parse(bytes.toString()) as unknown;
+  assert.deepEqual(ANSWERS[kind].Errors(value).slice(0, 3), [], `${kind} ${what}`);
+}
 
 // The process routes answer from cached per-process fragments (process-bytes.ts); these must be the
 // bytes of the straightforward path, `JSON.stringify(processView(…))`, whatever the processes do.
@@ -73,22 +94,23 @@ describe('process answers from cached fragments', () => {
       const entries = service.sortedEntries();
       for (const parts of PART_SETS) {
         const expected = JSON.stringify(entries.map((entry) => processView(service, entry, parts)));
-        assert.equal(
-          processListBytes(service, entries, parts).toString('utf8'),
-          expected,
-          [...parts].join(','),
-        );
+        const list = processListBytes(service, entries, parts);
+        assert.equal(list.toString('utf8'), expected, [...parts].join(','));
+        assertContractAnswer('list', list, [...parts].join(','));
         for (const entry of entries) {
-          assert.equal(
-            processBytes(service, entry, parts).toString('utf8'),
-            JSON.stringify(processView(service, entry, parts)),
-            `${entry.config.id} ${[...parts].join(',')}`,
-          );
+          const bytes = processBytes(service, entry, parts);
+          const what = `${entry.config.id} ${[...parts].join(',')}`;
+          assert.equal(bytes.toString('utf8'), JSON.stringify(processView(service, entry, parts)), what);
+          assertContractAnswer('process', bytes, what);
         }
       }
       for (const entry of entries) {
         assert.equal(configBytesOf(entry).toString('utf8'), JSON.stringify(entry.config));
         assert.equal(reportBytesOf(entry).toString('utf8'), JSON.stringify(reportView(entry)));
+        assertContractAnswer('config', configBytesOf(entry), entry.config.id);
+        assertContractAnswer('report', reportBytesOf(entry), entry.config.id);
+        assertContractAnswer('state', stateViewJson(service, entry), entry.config.id);
+        assertContractAnswer('state', publishedStateBytes(service, entry), entry.config.id);
         compared++;
       }
     };

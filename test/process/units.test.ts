@@ -25,7 +25,8 @@ import {
   parseProcStatCpuTicks,
   parseProcStatusRssBytes,
 } from '../../src/process/supervise/proc-usage.js';
-import { mergeOver, readProcessConfig, type ProcessConfig } from '../../src/process/config/process-config.js';
+import type { ProcessConfig } from '../../src/process/config/contract.js';
+import { mergeOver, readProcessConfig } from '../../src/process/config/process-config.js';
 import { ProgressTracker } from '../../src/process/progress/progress-tracker.js';
 import { RateWindow } from '../../src/process/progress/rate-window.js';
 import { ProcessReport } from '../../src/process/supervise/report.js';

@@ -1,12 +1,20 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import { ErrorEnvelope, type RouteDoc } from './routes/route-doc.js';
+import { ErrorEnvelope, type RouteDoc } from './route-doc.js';
 
 /** Where the document is served (the second is where the reference serves its Swagger document). */
 export const DOCUMENT_PATHS = ['/api/v3/openapi.json', '/api/swagger/doc.json'] as const;
 /** Swagger UI's own files; they are the page, not API routes, and carry no description. */
 export const SWAGGER_UI_PREFIX = '/api/swagger';
+
+/** What the domains declare for the document (collected in src/api-contracts.ts). */
+export interface ApiContracts {
+  /** The description of every route, by `METHOD url` (`routeKey`). */
+  readonly docs: Readonly<Record<string, RouteDoc>>;
+  /** Schemas with an `$id` the descriptions refer to by `$ref` (`ProcessConfig`, …). */
+  readonly sharedSchemas: readonly TSchema[];
+}
 
 export interface ApiDescription {
   /** Routes registered without a description (`METHOD url`), for the test that forbids them. */
@@ -18,20 +26,22 @@ export interface ApiDescription {
 }
 
 /**
- * Describes every route from `docs` as it is registered, and serves the OpenAPI 3.1 document built
+ * Describes every route from the contracts' `docs` as it is registered, and serves the OpenAPI 3.1 document built
  * from those descriptions (by @fastify/swagger). Call before any route is added.
  *
- * The table's schemas describe; they do not change what their routes do: those routes keep their
- * own request checks (with the contract's error details), so their request schemas are not
- * enforced, and their answers are serialized with JSON.stringify as before (fastify's schema
- * serializer would drop undeclared fields). A route registered with schemas of its own (including
- * its answers) is described by them and validated by fastify as usual. The tests check every
- * answer against the schemas (test/helpers/answer-check.ts).
+ * The table's schemas describe; fastify does not enforce them. A request is checked against its
+ * contract's schema by the domain that reads it (`RequestCheck`, request-check.ts; the process
+ * config in process/config/process-config.ts), not by fastify before the route: the v16 answers
+ * name the missing process (404) before a bad body (400), and a missing body apart from a `null`
+ * one, while fastify validates before the handler and hands its validator `null` for both.
+ * Answers are serialized with JSON.stringify as before (fastify's schema serializer would drop
+ * undeclared fields). A route registered with schemas of its own (including its answers) is
+ * described by them and validated by fastify as usual. The tests check every answer against the
+ * schemas (test/helpers/answer-check.ts).
  */
 export async function installApiDescription(
   server: FastifyInstance,
-  docs: Readonly<Record<string, RouteDoc>>,
-  sharedSchemas: readonly TSchema[],
+  { docs, sharedSchemas }: ApiContracts,
   version: string,
 ): Promise<ApiDescription> {
   const undocumented: string[] = [];
@@ -48,7 +58,7 @@ export async function installApiDescription(
       return;
     }
     if (key !== undefined) described.set(key, doc);
-    // Described here, checked by the route itself: no schema validation of requests, and answers
+    // Described here, checked by the domain against the same schema (see above), and answers
     // serialized as before.
     route.validatorCompiler = () => () => true;
     route.serializerCompiler = () => (data) => JSON.stringify(data);

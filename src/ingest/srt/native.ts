@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { SrtStatistics } from '../../http/openapi/routes/srt-statistics.js';
+import type { SrtStatistics } from './contract.js';
 
 /** What the addon reports from its threads (native/srt/src/listener.h). */
 export interface NativeEvent {

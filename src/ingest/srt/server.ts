@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { LiveSessions } from '../../session/index.js';
 import { SrtConnection } from './connection.js';
 import type { NativeEvent, NativeListener, SrtAddon } from './native.js';
-import type { SrtChannels } from '../../http/openapi/routes/srt-statistics.js';
+import type { SrtChannels } from './contract.js';
 
 export interface SrtServerOptions {
   addon: SrtAddon;

@@ -1,6 +1,7 @@
 import type { ProcessConfig } from '../config/index.js';
 import type { ProgressValues, StreamValues } from '../progress/index.js';
 import type { RunLog, Order, ProcessState } from '../supervise/index.js';
+import type { ProcessViewDto, ProgressView, ReportView, StateView, StreamView } from './contract.js';
 
 /** Parts of a process object a client can ask for (`filter`). */
 export const PROCESS_PARTS = ['config', 'state', 'report', 'metadata'] as const;
@@ -10,20 +11,6 @@ export type ProcessPart = (typeof PROCESS_PARTS)[number];
 export function round3(value: number): number {
   if (!Number.isFinite(value)) return 0;
   return Number.isInteger(value) ? value : Math.round(value * 1000) / 1000;
-}
-
-export interface StateView {
-  order: Order;
-  exec: ProcessState;
-  runtime_seconds: number;
-  reconnect_seconds: number;
-  last_logline: string;
-  progress: ReturnType<typeof toProgress>;
-  memory_bytes: number;
-  cpu_usage: number;
-  command: string[];
-  /** Process id of the running child, 0 when none. */
-  pid: number;
 }
 
 /** `/state` of SPEC §7.2. */
@@ -53,7 +40,7 @@ export function toState(input: {
   };
 }
 
-export function toProgress(progress: ProgressValues) {
+export function toProgress(progress: ProgressValues): ProgressView {
   return {
     inputs: progress.inputs.map((stream) => toStream(stream, false)),
     outputs: progress.outputs.map((stream) => toStream(stream, true)),
@@ -70,7 +57,7 @@ export function toProgress(progress: ProgressValues) {
   };
 }
 
-function toStream(stream: StreamValues, output: boolean) {
+function toStream(stream: StreamValues, output: boolean): StreamView {
   return {
     id: stream.id,
     address: stream.address,
@@ -110,7 +97,7 @@ function toRunLog(run: RunLog) {
 }
 
 /** `/report` of SPEC §7.2. */
-export function toReport(current: RunLog, history: RunLog[]) {
+export function toReport(current: RunLog, history: RunLog[]): ReportView {
   return {
     ...toRunLog(current),
     history: history.map((run) => ({
@@ -127,11 +114,11 @@ export function toProcess(
   parts: ReadonlySet<ProcessPart>,
   view: {
     state: () => StateView;
-    report: () => ReturnType<typeof toReport>;
+    report: () => ReportView;
     metadata: () => Record<string, unknown>;
   },
-): Record<string, unknown> {
-  const result: Record<string, unknown> = {
+): ProcessViewDto {
+  const result: ProcessViewDto = {
     id: base.config.id,
     type: 'ffmpeg',
     reference: base.config.reference,

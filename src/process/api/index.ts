@@ -4,3 +4,4 @@
  */
 export { registerProcessRoutes } from './routes.js';
 export { registerEncoderGuard, type EncoderGuardDeps } from './encoder-guard.js';
+export { PROCESS_DOCS, PROCESS_SCHEMAS } from './contract.js';

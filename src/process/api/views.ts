@@ -1,4 +1,5 @@
-import { toProcess, toReport, toState, type ProcessPart, type StateView } from './api-shapes.js';
+import { toProcess, toReport, toState, type ProcessPart } from './api-shapes.js';
+import type { ProcessViewDto, ReportView, StateView } from './contract.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
 import { stateJson } from './state-json.js';
 
@@ -35,7 +36,7 @@ export function stateInput(
 }
 
 /** `/report` of one process. */
-export function reportView(entry: ProcessEntry): ReturnType<typeof toReport> {
+export function reportView(entry: ProcessEntry): ReportView {
   return toReport(entry.report.currentRun(), entry.report.earlierRuns());
 }
 
@@ -44,7 +45,7 @@ export function processView(
   service: ProcessService,
   entry: ProcessEntry,
   parts: ReadonlySet<ProcessPart>,
-): Record<string, unknown> {
+): ProcessViewDto {
   return toProcess(entry, parts, {
     state: () => stateView(service, entry),
     report: () => reportView(entry),

@@ -1,5 +1,5 @@
 import { absoluteOutputAddress } from './address.js';
-import type { ProcessConfig } from './process-config.js';
+import type { ProcessConfig } from './contract.js';
 
 /**
  * The argument vector of a resolved config (SPEC §7.1): the server's own options first (so that

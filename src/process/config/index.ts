@@ -12,5 +12,5 @@ export type { OutputPrefix } from './memfs-outputs.js';
 export { memfsUrl, resolveConfig } from './placeholders.js';
 export type { PlaceholderTemplate, PlaceholderValues } from './placeholders.js';
 export { configToPlain, isObject, mergeOver, readProcessConfig } from './process-config.js';
-export type { CleanupRule, ProcessConfig } from './process-config.js';
+export { ProcessConfig, ProcessConfigBody, type CleanupRule, type ProcessIO } from './contract.js';
 export { validateProcessConfig } from './validate-config.js';

@@ -1,5 +1,5 @@
 import { withoutUserInfo } from './memfs-outputs.js';
-import type { ProcessIO } from './process-config.js';
+import type { ProcessIO } from './contract.js';
 
 /**
  * The request header that names the process input reading a memfs file, as Node gives it (lower

@@ -1,4 +1,4 @@
-import type { ProcessIO } from './process-config.js';
+import type { ProcessIO } from './contract.js';
 
 /** Which output of which process writes the memfs paths starting with `prefix`. */
 export interface OutputPrefix {

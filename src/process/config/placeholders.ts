@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.js';
-import type { ProcessConfig, ProcessIO } from './process-config.js';
+import type { ProcessConfig, ProcessIO } from './contract.js';
 
 /**
  * A placeholder whose value depends on parameters (`{rtmp,name=abc}`) and on whether it stands in

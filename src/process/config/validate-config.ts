@@ -1,6 +1,6 @@
 import { parseOutputReference } from './address.js';
 import { processIdProblems } from './process-id.js';
-import type { ProcessConfig, ProcessIO } from './process-config.js';
+import type { ProcessConfig, ProcessIO } from './contract.js';
 
 export interface ValidationContext {
   /**

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from './route-doc.js';
+import { BEARER, errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../../http/index.js';
 
 const CatalogEntry = Type.Object(
   { name: Type.String(), description: Type.String(), labels: Type.Array(Type.String()) },
@@ -61,6 +61,13 @@ const query: RouteDoc = {
 };
 
 export const METRICS_DOCS: Record<string, RouteDoc> = {
+  'GET /metrics': {
+    summary: 'Prometheus scrape endpoint (text 0.0.4, or OpenMetrics when asked for)',
+    tags: ['metrics'],
+    security: [{}, { scrapeBearer: [] }, { scrapeBasic: [] }],
+    produces: ['text/plain; version=0.0.4', 'application/openmetrics-text'],
+    responses: { 200: opaque('the exposition'), ...errors(401, 404) },
+  },
   'GET /api/v3/metrics': catalog,
   'GET /api/v3/metrics/': catalog,
   'POST /api/v3/metrics': query,

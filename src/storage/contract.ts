@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BEARER, empty, errors, GUARDED, opaque, PUBLIC, type RouteDoc } from './route-doc.js';
+import { BEARER, empty, errors, GUARDED, opaque, PUBLIC, type RouteDoc } from '../http/index.js';
 
 const FileInfo = Type.Object(
   {

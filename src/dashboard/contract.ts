@@ -1,4 +1,4 @@
-import { empty, errors, opaque, PUBLIC, type RouteDoc } from './route-doc.js';
+import { empty, errors, opaque, PUBLIC, type RouteDoc } from '../http/index.js';
 
 export const DASHBOARD_DOCS: Record<string, RouteDoc> = {
   'GET /dashboard': {

@@ -1,59 +1,14 @@
-import { Type, type TSchema } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, SAVED, type RouteDoc } from './route-doc.js';
+import { Type, type Static, type TSchema } from 'typebox';
+import { BEARER, errors, GUARDED, JSON_BODY, SAVED, type RouteDoc } from '../../http/index.js';
+import { ProcessConfig, ProcessConfigBody } from '../config/index.js';
+import { COMMANDS } from '../service/index.js';
 
-const Cleanup = Type.Object({
-  pattern: Type.String({ description: '<fs>:<glob>, fs one of mem, memfs, disk, diskfs' }),
-  max_files: Type.Integer({ minimum: 0 }),
-  max_file_age_seconds: Type.Integer({ minimum: 0 }),
-  purge_on_delete: Type.Boolean(),
-});
-
-const IO = Type.Object({
-  id: Type.String(),
-  address: Type.String(),
-  options: Type.Array(Type.String()),
-  cleanup: Type.Optional(Type.Array(Cleanup)),
-});
-
-/** The stored config (every default filled). */
-const Config = Type.Object(
-  {
-    id: Type.String(),
-    type: Type.Literal('ffmpeg'),
-    reference: Type.String(),
-    input: Type.Array(IO),
-    output: Type.Array(IO),
-    options: Type.Array(Type.String()),
-    reconnect: Type.Boolean(),
-    reconnect_delay_seconds: Type.Integer({ minimum: 0 }),
-    autostart: Type.Boolean(),
-    stale_timeout_seconds: Type.Integer({ minimum: 0 }),
-    limits: Type.Object({
-      cpu_usage: Type.Number({ minimum: 0 }),
-      memory_mbytes: Type.Integer({ minimum: 0 }),
-      waitfor_seconds: Type.Integer({ minimum: 0 }),
-    }),
-  },
-  { $id: 'ProcessConfig', title: 'ProcessConfig' },
-);
-
-/** What a client sends: any part of the config; the rest gets its default. */
-const ConfigBody = Type.Object(
-  {
-    id: Type.Optional(Type.String()),
-    type: Type.Optional(Type.Literal('ffmpeg')),
-    reference: Type.Optional(Type.String()),
-    input: Type.Optional(Type.Array(Type.Partial(IO))),
-    output: Type.Optional(Type.Array(Type.Partial(IO))),
-    options: Type.Optional(Type.Array(Type.String())),
-    reconnect: Type.Optional(Type.Boolean()),
-    reconnect_delay_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
-    autostart: Type.Optional(Type.Boolean()),
-    stale_timeout_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
-    limits: Type.Optional(Type.Partial(Config.properties.limits)),
-  },
-  { title: 'ProcessConfigBody', additionalProperties: true },
-);
+/**
+ * The process API's answers (SPEC §7.2), declared once: the views (views.ts, api-shapes.ts) are
+ * typed from these schemas, the fast encoders (state-json.ts, process-bytes.ts, list-answers.ts)
+ * are tested against them, and the routes below are described by them. The config and the body a
+ * client sends are declared with the config itself (process/config/contract.ts).
+ */
 
 const Stream = Type.Object(
   {
@@ -77,9 +32,17 @@ const Stream = Type.Object(
     size_kb: Type.Number(),
     bitrate_kbit: Type.Number(),
     extradata_size_bytes: Type.Integer({ description: 'Always 0: a stock ffmpeg does not report it' }),
+    q: Type.Optional(Type.Number({ description: 'outputs and video inputs' })),
+    pix_fmt: Type.Optional(Type.String()),
+    width: Type.Optional(Type.Integer()),
+    height: Type.Optional(Type.Integer()),
+    sampling_hz: Type.Optional(Type.Integer()),
+    layout: Type.Optional(Type.String()),
+    channels: Type.Optional(Type.Integer()),
   },
   { additionalProperties: true },
 );
+export type StreamView = Static<typeof Stream>;
 
 const Progress = Type.Object(
   {
@@ -98,13 +61,14 @@ const Progress = Type.Object(
   },
   { additionalProperties: true },
 );
+export type ProgressView = Static<typeof Progress>;
 
-const STATES = ['finished', 'starting', 'running', 'finishing', 'failed', 'killed'];
+const STATES = ['finished', 'starting', 'running', 'finishing', 'failed', 'killed'] as const;
 
-const State = Type.Object(
+export const ProcessState = Type.Object(
   {
     order: Type.Union([Type.Literal('start'), Type.Literal('stop')]),
-    exec: Type.Union(STATES.map((state) => Type.Literal(state))),
+    exec: Type.Enum(STATES),
     runtime_seconds: Type.Integer(),
     reconnect_seconds: Type.Integer({ description: '-1 when no reconnect is pending' }),
     last_logline: Type.String(),
@@ -112,13 +76,15 @@ const State = Type.Object(
     memory_bytes: Type.Integer(),
     cpu_usage: Type.Number(),
     command: Type.Array(Type.String()),
+    pid: Type.Integer({ description: 'process id of the running encoder, 0 when none' }),
   },
   { $id: 'ProcessState', title: 'ProcessState', additionalProperties: true },
 );
+export type StateView = Static<typeof ProcessState>;
 
 const LogLines = Type.Array(Type.Tuple([Type.String({ description: 'unix seconds' }), Type.String()]));
 
-const Report = Type.Object(
+export const ProcessReport = Type.Object(
   {
     created_at: Type.Integer(),
     prelude: Type.Array(Type.String()),
@@ -138,10 +104,12 @@ const Report = Type.Object(
   },
   { $id: 'ProcessReport', title: 'ProcessReport', additionalProperties: true },
 );
+export type ReportView = Static<typeof ProcessReport>;
 
-const Metadata = Type.Record(Type.String(), Type.Unknown(), { title: 'Metadata' });
+export const ProcessMetadata = Type.Record(Type.String(), Type.Unknown(), { title: 'Metadata' });
 
-const Process = Type.Object(
+/** A process with the parts a `filter` asked for; the parts refer to the shared schemas by `$ref`. */
+export const ProcessView = Type.Object(
   {
     id: Type.String(),
     type: Type.Literal('ffmpeg'),
@@ -151,10 +119,19 @@ const Process = Type.Object(
     config: Type.Optional(Type.Ref('ProcessConfig')),
     state: Type.Optional(Type.Ref('ProcessState')),
     report: Type.Optional(Type.Ref('ProcessReport')),
-    metadata: Type.Optional(Metadata),
+    metadata: Type.Optional(ProcessMetadata),
   },
   { title: 'Process', additionalProperties: true },
 );
+/** A process view, its parts' `$ref`s resolved to the schemas they name. */
+export type ProcessViewDto = Static<
+  typeof ProcessView,
+  {
+    ProcessConfig: typeof ProcessConfig;
+    ProcessState: typeof ProcessState;
+    ProcessReport: typeof ProcessReport;
+  }
+>;
 
 const Ok = Type.Literal('OK');
 const Id = Type.Object({ id: Type.String() });
@@ -162,7 +139,7 @@ const IdKey = Type.Object({ id: Type.String(), key: Type.String() });
 const Filter = Type.Optional(Type.String({ description: 'comma list of config, state, report, metadata' }));
 
 /** Shared schemas the others refer to by `$ref`; registered with the server (install.ts). */
-export const PROCESS_SCHEMAS: TSchema[] = [Config, State, Report];
+export const PROCESS_SCHEMAS: TSchema[] = [ProcessConfig, ProcessState, ProcessReport];
 
 function guarded(summary: string, doc: Omit<RouteDoc, 'summary' | 'tags' | 'security'>): RouteDoc {
   return { summary, tags: ['process'], security: BEARER, ...doc };
@@ -170,7 +147,7 @@ function guarded(summary: string, doc: Omit<RouteDoc, 'summary' | 'tags' | 'secu
 
 export const PROCESS_DOCS: Record<string, RouteDoc> = {
   'POST /api/v3/process': guarded('Create a process (started when autostart)', {
-    body: ConfigBody,
+    body: ProcessConfigBody,
     responses: { 200: Type.Ref('ProcessConfig'), ...errors(...GUARDED, ...JSON_BODY, ...SAVED) },
   }),
   'GET /api/v3/process': guarded('List processes, sorted by id, with the asked-for parts', {
@@ -181,18 +158,18 @@ export const PROCESS_DOCS: Record<string, RouteDoc> = {
       idpattern: Type.Optional(Type.String({ description: 'glob' })),
       refpattern: Type.Optional(Type.String({ description: 'glob' })),
     }),
-    responses: { 200: Type.Array(Process), ...errors(...GUARDED, 400) },
+    responses: { 200: Type.Array(ProcessView), ...errors(...GUARDED, 400) },
   }),
   'GET /api/v3/process/:id': guarded('One process with the asked-for parts', {
     params: Id,
     querystring: Type.Object({ filter: Filter }),
-    responses: { 200: Process, ...errors(...GUARDED, 400, 404) },
+    responses: { 200: ProcessView, ...errors(...GUARDED, 400, 404) },
   }),
   'PUT /api/v3/process/:id': guarded(
     'Replace a process: the body is merged over its config; restarted if ordered to run',
     {
       params: Id,
-      body: ConfigBody,
+      body: ProcessConfigBody,
       responses: { 200: Type.Ref('ProcessConfig'), ...errors(...GUARDED, ...JSON_BODY, 404, ...SAVED) },
     },
   ),
@@ -218,18 +195,13 @@ export const PROCESS_DOCS: Record<string, RouteDoc> = {
   'PUT /api/v3/process/:id/command': guarded('Start, stop, restart or reload a process', {
     params: Id,
     body: Type.Object({
-      command: Type.Union([
-        Type.Literal('start'),
-        Type.Literal('stop'),
-        Type.Literal('restart'),
-        Type.Literal('reload'),
-      ]),
+      command: Type.Enum(COMMANDS),
     }),
     responses: { 200: Ok, ...errors(...GUARDED, ...JSON_BODY, 404, ...SAVED) },
   }),
   'GET /api/v3/process/:id/metadata': guarded("All of a process's metadata", {
     params: Id,
-    responses: { 200: Metadata, ...errors(...GUARDED, 404) },
+    responses: { 200: ProcessMetadata, ...errors(...GUARDED, 404) },
   }),
   'GET /api/v3/process/:id/metadata/:key': guarded('One metadata value of a process', {
     params: IdKey,

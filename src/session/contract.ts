@@ -1,11 +1,18 @@
-import { Type } from 'typebox';
-import { BEARER, errors, GUARDED, type RouteDoc } from './route-doc.js';
+import { Type, type Static } from 'typebox';
+import { BEARER, errors, GUARDED, type RouteDoc } from '../http/index.js';
 
-const Session = Type.Object(
+/**
+ * The wire shapes of `/api/v3/session` (datarhei Core v16 `api.Session`, `api.SessionSummary`),
+ * declared once: session-dto.ts fills the types derived from them, the routes are described by
+ * them. The reference reports traffic in whole MiB (`traffic_*_mb`); we add exact
+ * `traffic_*_bytes`.
+ */
+
+export const Session = Type.Object(
   {
     id: Type.String(),
     reference: Type.String(),
-    created_at: Type.Integer(),
+    created_at: Type.Integer({ description: 'Unix seconds' }),
     local: Type.String(),
     remote: Type.String(),
     extra: Type.Record(Type.String(), Type.Unknown()),
@@ -16,6 +23,7 @@ const Session = Type.Object(
   },
   { $id: 'Session', title: 'Session' },
 );
+export type SessionDto = Static<typeof Session>;
 
 const Stats = {
   sessions: Type.Integer(),
@@ -24,8 +32,10 @@ const Stats = {
   traffic_rx_bytes: Type.Integer(),
   traffic_tx_bytes: Type.Integer(),
 };
+const SessionStats = Type.Object(Stats);
+export type SessionStatsDto = Static<typeof SessionStats>;
 
-const Summary = Type.Object(
+export const SessionSummary = Type.Object(
   {
     active: Type.Object({
       list: Type.Array(Type.Ref('Session')),
@@ -41,16 +51,18 @@ const Summary = Type.Object(
         ...Stats,
         remote: Type.Record(
           Type.String(),
-          Type.Object({ ...Stats, local: Type.Record(Type.String(), Type.Object(Stats)) }),
+          Type.Object({ ...Stats, local: Type.Record(Type.String(), SessionStats) }),
         ),
-        local: Type.Record(Type.String(), Type.Object(Stats)),
-        reference: Type.Record(Type.String(), Type.Object(Stats)),
+        local: Type.Record(Type.String(), SessionStats),
+        reference: Type.Record(Type.String(), SessionStats),
       },
       { additionalProperties: true },
     ),
   },
   { title: 'SessionSummary', additionalProperties: true },
 );
+/** The summary, its active list's `$ref` resolved to the session it names. */
+export type SessionSummaryDto = Static<typeof SessionSummary, { Session: typeof Session }>;
 
 const Collectors = Type.Object({
   collectors: Type.Optional(Type.String({ description: 'comma list of collectors (default: all)' })),
@@ -64,7 +76,7 @@ export const SESSION_DOCS: Record<string, RouteDoc> = {
     tags: ['session'],
     security: BEARER,
     querystring: Collectors,
-    responses: { 200: Type.Record(Type.String(), Summary), ...errors(...GUARDED, 400) },
+    responses: { 200: Type.Record(Type.String(), SessionSummary), ...errors(...GUARDED, 400) },
   },
   'GET /api/v3/session/active': {
     summary: 'Per collector: the active sessions',

@@ -1,8 +1,11 @@
+import { Type, type Static, type TNumber } from 'typebox';
+
 /**
- * The wire shape of GET /api/v3/srt (datarhei Core's `api.SRTChannels`), beside its description: the
- * SRT server (src/ingest/srt/) fills it, the API description names each field. Kept here, under
- * the description, so that the description does not import the ingest module.
+ * The wire shapes of GET /api/v3/srt (datarhei Core's `api.SRTChannels`), declared once: the SRT
+ * server fills them (the types are derived from the schemas), the API description shows them
+ * (src/ingest/contract.ts).
  */
+
 /**
  * The statistics of one SRT connection as datarhei Core's `api.SRTStatistics` names them
  * (GET /api/v3/srt), with what each counts. The addon fills them from libsrt's `srt_bstats`,
@@ -59,24 +62,47 @@ export const SRT_STATISTICS_FIELDS = {
   pkt_recv_avg_belated_time_ms: 'average lateness of belated packets, ms',
 } as const;
 
-export type SrtStatistics = Record<keyof typeof SRT_STATISTICS_FIELDS, number>;
+type StatisticsProperties = { [Name in keyof typeof SRT_STATISTICS_FIELDS]: TNumber };
+
+/** datarhei Core's `api.SRTStatistics`: libsrt's counters since the connection opened. */
+export const SrtStatistics = Type.Object(
+  Object.fromEntries(
+    Object.entries(SRT_STATISTICS_FIELDS).map(([name, description]) => [
+      name,
+      Type.Number({ minimum: 0, description }),
+    ]),
+  ) as StatisticsProperties,
+  { title: 'SRTStatistics', additionalProperties: false },
+);
+export type SrtStatistics = Static<typeof SrtStatistics>;
+
+/** datarhei Core's `api.SRTLog` (never filled here: libsrt's log is not collected). */
+export const SrtLog = Type.Object(
+  { ts: Type.Integer({ description: 'Unix milliseconds' }), msg: Type.Array(Type.String()) },
+  { title: 'SRTLog' },
+);
+export type SrtLog = Static<typeof SrtLog>;
+
+const SrtLogs = Type.Record(Type.String(), Type.Array(SrtLog));
 
 /** One connection in GET /api/v3/srt: its statistics and its log (always empty, docs/ingest.md). */
-export interface SrtConnection {
-  log: Record<string, SrtLog[]>;
-  stats: SrtStatistics;
-}
-
-export interface SrtLog {
-  /** Unix milliseconds. */
-  ts: number;
-  msg: string[];
-}
+export const SrtConnection = Type.Object({ log: SrtLogs, stats: SrtStatistics }, { title: 'SRTConnection' });
+export type SrtConnection = Static<typeof SrtConnection>;
 
 /** datarhei Core's `api.SRTChannels`: who publishes and plays what, by SRT socket id. */
-export interface SrtChannels {
-  publisher: Record<string, number>;
-  subscriber: Record<string, number[]>;
-  connections: Record<string, SrtConnection>;
-  log: Record<string, SrtLog[]>;
-}
+export const SrtChannels = Type.Object(
+  {
+    publisher: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'resource → SRT socket id of its publisher',
+    }),
+    subscriber: Type.Record(Type.String(), Type.Array(Type.Integer({ minimum: 0 })), {
+      description: 'resource → SRT socket ids of its players (absent without players)',
+    }),
+    connections: Type.Record(Type.String(), SrtConnection, {
+      description: 'SRT socket id → the connection’s statistics',
+    }),
+    log: SrtLogs,
+  },
+  { title: 'SRTChannels', additionalProperties: false },
+);
+export type SrtChannels = Static<typeof SrtChannels>;

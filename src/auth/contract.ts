@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { errors, opaque, PUBLIC, type RouteDoc } from './route-doc.js';
+import { errors, JSON_BODY, type RouteDoc } from '../http/index.js';
 
 const About = Type.Object(
   {
@@ -24,21 +24,29 @@ const about: RouteDoc = {
   responses: { 200: About, ...errors() },
 };
 
-export const SYSTEM_DOCS: Record<string, RouteDoc> = {
-  'GET /ping': {
-    summary: 'Liveness check: answers "pong"',
-    tags: ['system'],
-    security: PUBLIC,
-    produces: ['text/plain'],
-    responses: { 200: opaque('pong'), ...errors() },
-  },
+export const AUTH_DOCS: Record<string, RouteDoc> = {
   'GET /api': about,
   'GET /api/': about,
-  'GET /metrics': {
-    summary: 'Prometheus scrape endpoint (text 0.0.4, or OpenMetrics when asked for)',
-    tags: ['metrics'],
-    security: [{}, { scrapeBearer: [] }, { scrapeBasic: [] }],
-    produces: ['text/plain; version=0.0.4', 'application/openmetrics-text'],
-    responses: { 200: opaque('the exposition'), ...errors(401, 404) },
+  'POST /api/login': {
+    summary: 'Log in with username and password, or with an identity provider token in Authorization',
+    tags: ['auth'],
+    security: [{}, { providerToken: [] }],
+    body: Type.Object(
+      { username: Type.Optional(Type.String()), password: Type.Optional(Type.String()) },
+      { title: 'Login' },
+    ),
+    responses: {
+      200: Type.Object({ access_token: Type.String(), refresh_token: Type.String() }, { title: 'TokenPair' }),
+      ...errors(...JSON_BODY, 401, 404, 429, 503),
+    },
+  },
+  'GET /api/login/refresh': {
+    summary: 'A new access token for a refresh token (sent as the bearer token)',
+    tags: ['auth'],
+    security: [{ bearerAuth: [] }],
+    responses: {
+      200: Type.Object({ access_token: Type.String() }, { title: 'AccessToken' }),
+      ...errors(401, 404),
+    },
   },
 };

@@ -1,0 +1,29 @@
+import { AUTH_DOCS } from './auth/index.js';
+import { DASHBOARD_DOCS } from './dashboard/index.js';
+import { HTTP_DOCS, type ApiContracts } from './http/index.js';
+import { INGEST_DOCS } from './ingest/index.js';
+import { METADATA_DOCS } from './metadata/index.js';
+import { METRICS_DOCS } from './monitor/index.js';
+import { PROCESS_DOCS, PROCESS_SCHEMAS } from './process/index.js';
+import { SESSION_DOCS, SESSION_SCHEMAS } from './session/index.js';
+import { STORAGE_DOCS } from './storage/index.js';
+
+/**
+ * The API as the OpenAPI document shows it, collected from the domains' contracts: each domain
+ * declares its shapes and describes its routes in its own `contract.ts` (docs/architecture.md,
+ * "Contracts"); the HTTP server attaches each description to its route as the route is registered.
+ */
+export const API_CONTRACTS: ApiContracts = {
+  docs: {
+    ...HTTP_DOCS,
+    ...AUTH_DOCS,
+    ...METRICS_DOCS,
+    ...PROCESS_DOCS,
+    ...STORAGE_DOCS,
+    ...SESSION_DOCS,
+    ...DASHBOARD_DOCS,
+    ...INGEST_DOCS,
+    ...METADATA_DOCS,
+  },
+  sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
+};

@@ -1,0 +1,115 @@
+import { Type, type Static } from 'typebox';
+import { Given } from '../../http/index.js';
+
+/**
+ * The process config's wire shapes (SPEC §7.1), declared once: the config as stored and answered,
+ * and the body a client sends. The TypeScript types of process/ are derived from them, the request
+ * check validates bodies against them (process-config.ts), and the API description shows them
+ * (process/api/contract.ts). Declared here, not in process/api, because every room of process/
+ * reads the config and process/config imports no other room.
+ */
+
+const NON_NEGATIVE_INTEGER = { minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+
+/** A cleanup rule of an output (SPEC §7.3). */
+const CleanupRule = Type.Object({
+  pattern: Type.String({ description: '<fs>:<glob>, fs one of mem, memfs, disk, diskfs' }),
+  max_files: Type.Integer({
+    ...NON_NEGATIVE_INTEGER,
+    description: 'keep at most this many newest files; 0 = no bound',
+  }),
+  max_file_age_seconds: Type.Integer({
+    ...NON_NEGATIVE_INTEGER,
+    description: 'delete matching files older than this; 0 = no bound',
+  }),
+  purge_on_delete: Type.Boolean({ description: 'delete every matching file when the process goes away' }),
+});
+export type CleanupRule = Static<typeof CleanupRule>;
+
+const ProcessIO = Type.Object({
+  id: Type.String(),
+  address: Type.String(),
+  options: Type.Array(Type.String()),
+  cleanup: Type.Array(CleanupRule, { description: 'only meaningful for outputs; always [] for inputs' }),
+});
+export type ProcessIO = Static<typeof ProcessIO>;
+
+const ProcessLimits = Type.Object({
+  cpu_usage: Type.Number({ minimum: 0, description: 'percent of the whole machine; 0 = no limit' }),
+  memory_mbytes: Type.Integer({
+    ...NON_NEGATIVE_INTEGER,
+    description: 'MiB of resident memory; 0 = no limit',
+  }),
+  waitfor_seconds: Type.Integer({
+    ...NON_NEGATIVE_INTEGER,
+    description: 'how long a limit may be exceeded before the process is stopped',
+  }),
+});
+export type ProcessLimits = Static<typeof ProcessLimits>;
+
+/** The config as stored and answered, every default filled. */
+export const ProcessConfig = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.Literal('ffmpeg'),
+    reference: Type.String(),
+    input: Type.Array(ProcessIO),
+    output: Type.Array(ProcessIO),
+    options: Type.Array(Type.String()),
+    reconnect: Type.Boolean(),
+    reconnect_delay_seconds: Type.Integer(NON_NEGATIVE_INTEGER),
+    autostart: Type.Boolean(),
+    stale_timeout_seconds: Type.Integer(NON_NEGATIVE_INTEGER),
+    limits: ProcessLimits,
+  },
+  { $id: 'ProcessConfig', title: 'ProcessConfig' },
+);
+export type ProcessConfig = Static<typeof ProcessConfig>;
+
+const CleanupRuleBody = Type.Object({
+  pattern: Given(CleanupRule.properties.pattern),
+  max_files: Given(CleanupRule.properties.max_files),
+  max_file_age_seconds: Given(CleanupRule.properties.max_file_age_seconds),
+  purge_on_delete: Given(CleanupRule.properties.purge_on_delete),
+});
+
+/** An input as sent; a `cleanup` of an input is ignored, whatever it holds. */
+const InputBody = Type.Object({
+  id: Given(Type.String({ description: 'a fresh one when absent or taken' })),
+  address: Given(ProcessIO.properties.address),
+  options: Given(ProcessIO.properties.options),
+});
+
+const OutputBody = Type.Object({
+  ...InputBody.properties,
+  cleanup: Given(Type.Array(CleanupRuleBody)),
+});
+
+/**
+ * What a client sends (POST, and PUT where it is merged over the current config): any part of the
+ * config; the rest gets its default. Unknown fields are accepted and ignored; `type` is any string
+ * here (an unsupported one is named by the semantic checks, validate-config.ts).
+ */
+export const ProcessConfigBody = Type.Object(
+  {
+    id: Given(Type.String({ description: 'a short random id when absent' })),
+    type: Given(Type.String({ description: 'only "ffmpeg" is supported' })),
+    reference: Given(ProcessConfig.properties.reference),
+    input: Given(Type.Array(InputBody)),
+    output: Given(Type.Array(OutputBody)),
+    options: Given(ProcessConfig.properties.options),
+    reconnect: Given(ProcessConfig.properties.reconnect),
+    reconnect_delay_seconds: Given(ProcessConfig.properties.reconnect_delay_seconds),
+    autostart: Given(Type.Boolean({ description: 'default true' })),
+    stale_timeout_seconds: Given(ProcessConfig.properties.stale_timeout_seconds),
+    limits: Given(
+      Type.Object({
+        cpu_usage: Given(ProcessLimits.properties.cpu_usage),
+        memory_mbytes: Given(ProcessLimits.properties.memory_mbytes),
+        waitfor_seconds: Given(ProcessLimits.properties.waitfor_seconds),
+      }),
+    ),
+  },
+  { title: 'ProcessConfigBody' },
+);
+export type ProcessConfigBody = Static<typeof ProcessConfigBody>;
