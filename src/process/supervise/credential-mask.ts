@@ -50,3 +50,28 @@ export function memfsSecrets(auth: { enable: boolean; username: string; password
 function base64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64');
 }
+
+/**
+ * A process's mask: `base` plus the secrets of its latest run (its memfs grant, in every form
+ * `memfsSecrets` lists), replaced at each start. The secrets of a finished run stay masked until
+ * the next start, since its last lines may still be read after the exit.
+ */
+export class RunCredentialMask {
+  private current: CredentialMask;
+
+  constructor(private readonly base: CredentialMask) {
+    this.current = base;
+  }
+
+  readonly mask: CredentialMask = (text) => this.current(text);
+
+  /** The credentials of the run that starts now; undefined for a run without any. */
+  replace(credentials: { username: string; password: string } | undefined): void {
+    const secrets =
+      credentials === undefined
+        ? []
+        : memfsSecrets({ enable: true, ...credentials }).concat(credentials.username);
+    const own = createCredentialMask(secrets);
+    this.current = secrets.length === 0 ? this.base : (text) => this.base(own(text));
+  }
+}
