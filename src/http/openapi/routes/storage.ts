@@ -106,7 +106,7 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
       200: opaque('Deleted: <path> (DELETE)'),
       201: empty('created'),
       204: empty('overwritten'),
-      ...errors(400, 401, 404, 409, 413, 415, 429, 507),
+      ...errors(400, 401, 403, 404, 409, 413, 415, 429, 507),
     },
   },
   'GET /*': {
