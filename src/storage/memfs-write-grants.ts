@@ -6,7 +6,7 @@ export interface WriteGrant {
   readonly username: string;
   readonly password: string;
   /** Ends the grant at once; further writes with it are answered 401. Idempotent. */
-  revoke(): void;
+  readonly revoke: () => void;
 }
 
 /** What a credential may do with one memfs path. */

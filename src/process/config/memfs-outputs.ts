@@ -43,15 +43,22 @@ function addPrefix(prefixes: Set<string>, dir: string, name: string): void {
   if (prefix !== '/') prefixes.add(prefix);
 }
 
+/** User info anywhere in a text (`withoutUserInfo` only looks at its start). */
+const USER_INFO_IN_TEXT = /([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^/@\s|[\]]*@/g;
+
 /**
- * The memfs paths a value names: the value itself when it is a memfs URL, or each slave of a
- * `tee` address (`[f=hls]http\://…|…`, as `{memfs^:}` gives it).
+ * The memfs paths a value names: every memfs URL in it, so also the slaves of a `tee` address and
+ * their options (`[f=hls:hls_segment_filename=http\://…]http\://…|…`, as `{memfs^:}` gives it),
+ * each up to a `|`, `]`, `:`, `?` or blank.
  */
 function memfsPathsIn(value: string, base: string): string[] {
+  const text = value.replace(/\\(.)/g, '$1').replace(USER_INFO_IN_TEXT, '$1');
+  const start = `${base}/`;
   const paths: string[] = [];
-  for (const piece of value.replace(/\\(.)/g, '$1').split('|')) {
-    const url = withoutUserInfo(piece.replace(/^\[[^\]]*\]/, ''));
-    if (url.startsWith(`${base}/`)) paths.push(url.slice(base.length).split('?')[0] as string);
+  for (let at = text.indexOf(start); at !== -1; at = text.indexOf(start, at + start.length)) {
+    const rest = text.slice(at + base.length);
+    const end = rest.search(/[|\]:?\s]/);
+    paths.push(end === -1 ? rest : rest.slice(0, end));
   }
   return paths;
 }
