@@ -98,6 +98,28 @@ describe('memfs credentials of encoders', () => {
     await ok(server, 'DELETE', '/process/flags');
   });
 
+  it('refuses a memfs name without a fixed start, which no credential could cover', async () => {
+    const answer = await call<{ details: string[] }>(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('unnamed', {
+        output: [
+          {
+            id: 'hls',
+            address: '{memfs}/unnamed.m3u8',
+            options: ['-f', 'hls', '-hls_segment_filename', '{memfs}/%03d.ts'],
+          },
+        ],
+      }),
+    );
+    assert.equal(answer.status, 400, answer.text);
+    assert.match(
+      answer.body.details.join('\n'),
+      /output\[0\]\.options\[3\]: memfs path "\/%03d\.ts" has no fixed start/,
+    );
+  });
+
   it('gives each run a credential of its own, for its own memfs paths while it runs', async () => {
     // HLS with variant streams: playlists and segments by %v, the master playlist beside them.
     await ok(

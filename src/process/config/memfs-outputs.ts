@@ -1,5 +1,5 @@
 import { FILE_OPTIONS } from '../access/index.js';
-import type { ProcessIO } from './process-config.js';
+import type { ProcessConfig, ProcessIO } from './process-config.js';
 
 /** Which output of which process writes the memfs paths starting with `prefix`. */
 export interface OutputPrefix {
@@ -36,11 +36,39 @@ export function memfsPrefixes(output: ProcessIO, memfsBase: string): string[] {
 }
 
 function addPrefix(prefixes: Set<string>, dir: string, name: string): void {
+  const prefix = fixedStart(dir, name);
+  if (prefix !== '/') prefixes.add(prefix);
+}
+
+/** The part of `dir` + `name` before anything ffmpeg fills in (`%…`, `$…$`) or an extension. */
+function fixedStart(dir: string, name: string): string {
   const dirCut = dir.indexOf('%');
   const nameCut = name.search(/[.%$]/);
-  const prefix =
-    dirCut !== -1 ? dir.slice(0, dirCut) : dir + (nameCut === -1 ? name : name.slice(0, nameCut));
-  if (prefix !== '/') prefixes.add(prefix);
+  return dirCut !== -1 ? dir.slice(0, dirCut) : dir + (nameCut === -1 ? name : name.slice(0, nameCut));
+}
+
+/**
+ * Every memfs path in the outputs of a resolved config that no encoder credential could cover:
+ * one without a fixed start (`{memfs}/%v.m3u8`, `{memfs}/%d.ts`), as
+ * `output[i].address: <reason>` or `output[i].options[j]: <reason>`. Its encoder would be refused
+ * every write (the prefix would be `/`, the whole memory filesystem).
+ */
+export function memfsPathProblems(config: ProcessConfig, memfsBase: string): string[] {
+  const base = withoutUserInfo(memfsBase);
+  const problems: string[] = [];
+  config.output.forEach((output, index) => {
+    [output.address, ...output.options].forEach((value, at) => {
+      for (const path of memfsPathsIn(value, base)) {
+        const slash = path.lastIndexOf('/');
+        if (fixedStart(path.slice(0, slash + 1), path.slice(slash + 1)) !== '/') continue;
+        const where = at === 0 ? `output[${index}].address` : `output[${index}].options[${at - 1}]`;
+        problems.push(
+          `${where}: memfs path "${path}" has no fixed start; an encoder may write only under the fixed start of its memfs names (give the name a fixed part or a directory)`,
+        );
+      }
+    });
+  });
+  return problems;
 }
 
 /** User info anywhere in a text (`withoutUserInfo` only looks at its start). */

@@ -96,6 +96,7 @@ export class ProcessService {
       config: deps.config,
       diskRoot: deps.filesystems.disk.root,
       configFile: deps.configFile,
+      memfsUrl: () => this.values.memfs,
     });
     this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
       [...this.table.all()].map((entry) => ({
