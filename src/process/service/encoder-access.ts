@@ -95,7 +95,7 @@ function encoderCommand(config: ProcessConfig): EncoderCommand {
  * file's whole directory (its atomic-write temporaries too) when that does not hold the disk
  * directory; otherwise only the file, so that a config beside the data does not close the data.
  */
-export function protectedPlaces(deps: EncoderAccessDeps): string[] {
+export function protectedPlaces(deps: Omit<EncoderAccessDeps, 'memfsUrl'>): string[] {
   const config = deps.config;
   const places = [config.db.dir, config.metrics.history.dir];
   if (config.tls.key_file !== '') places.push(config.tls.key_file);
