@@ -120,6 +120,31 @@ describe('memfs credentials of encoders', () => {
     );
   });
 
+  it('gives the slaves of a tee muxer the credential too, escaped as {memfs^:} writes it', async () => {
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('teed', {
+        output: [
+          {
+            id: 'tee',
+            address: '[f=mpegts:method=PUT]{memfs^:}/teed/stream.ts|[f=null]-',
+            options: [...X264, '-map', '0:v', '-f', 'tee'],
+          },
+        ],
+        autostart: true,
+      }),
+    );
+    assertNoPassword((await cmdline(server, 'teed')).join(' '), 'the encoder command line');
+    await waitForState(server, 'teed', 'running', 20_000, 10);
+    // One upload for the whole stream: it is stored when the encoder ends it.
+    await ok(server, 'PUT', '/process/teed/command', { command: 'stop' });
+    await waitForState(server, 'teed', 'finished', 20_000);
+    await waitForFile(server, '/teed/stream.ts');
+    await ok(server, 'DELETE', '/process/teed');
+  });
+
   it('gives each run a credential of its own, for its own memfs paths while it runs', async () => {
     // HLS with variant streams: playlists and segments by %v, the master playlist beside them.
     await ok(
