@@ -17,15 +17,21 @@ export const MIN_LITERAL_SECRET_LENGTH = 4;
  * nobody foresaw still does not reach the API.
  */
 export function createCredentialMask(secrets: readonly string[]): CredentialMask {
+  const literals = literalMask(secrets);
+  return literals === undefined ? maskCredentials : (text) => maskCredentials(literals(text));
+}
+
+/** Replaces each literal occurrence of `secrets` by `***`; undefined when none is long enough. */
+function literalMask(secrets: readonly string[]): CredentialMask | undefined {
   const literal = [...new Set(secrets)]
     .filter((secret) => secret.length >= MIN_LITERAL_SECRET_LENGTH)
     // The longest first, so that a secret containing another is replaced whole.
     .sort((a, b) => b.length - a.length);
-  if (literal.length === 0) return maskCredentials;
+  if (literal.length === 0) return undefined;
   return (text) => {
     let masked = text;
     for (const secret of literal) if (masked.includes(secret)) masked = masked.replaceAll(secret, '***');
-    return maskCredentials(masked);
+    return masked;
   };
 }
 
@@ -52,11 +58,12 @@ function base64(text: string): string {
 }
 
 /**
- * A process's mask: `base` plus the secrets of its latest run (its memfs grant, in every form
- * `memfsSecrets` lists), replaced at each start. The secrets of a finished run stay masked until
- * the next start, since its last lines may still be read after the exit.
+ * A process's mask: `base` plus the secrets of its runs' memfs credentials (in every form
+ * `memfsSecrets` lists). Those of the run before the latest stay masked too: a restart starts the
+ * next run at once, while the last lines of the one before may still be on their way.
  */
 export class RunCredentialMask {
+  private latest: readonly string[] = [];
   private current: CredentialMask;
 
   constructor(private readonly base: CredentialMask) {
@@ -67,11 +74,9 @@ export class RunCredentialMask {
 
   /** The credentials of the run that starts now; undefined for a run without any. */
   replace(credentials: { username: string; password: string } | undefined): void {
-    const secrets =
-      credentials === undefined
-        ? []
-        : memfsSecrets({ enable: true, ...credentials }).concat(credentials.username);
-    const own = createCredentialMask(secrets);
-    this.current = secrets.length === 0 ? this.base : (text) => this.base(own(text));
+    const before = this.latest;
+    this.latest = credentials === undefined ? [] : memfsSecrets({ enable: true, ...credentials });
+    const literals = literalMask([...this.latest, ...before]);
+    this.current = literals === undefined ? this.base : (text) => this.base(literals(text));
   }
 }
