@@ -194,6 +194,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     templates: ingest.placeholders,
     secrets: [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
+    memfsGrants: storage.memfsGrants,
   });
   collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
   storage.mountHooks.push(processes.inputReadMeter);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { FailureDelay, LoginThrottle } from '../auth/index.js';
 import { ApiError, withoutMappedPrefix } from '../http/index.js';
 import { checkBasicAuth, parseBasicAuth, type BasicCredentials } from './basic-auth.js';
+import type { MemfsWriteGrants } from './memfs-write-grants.js';
 
 export interface BasicAuthGateDeps {
   /** Counts wrong credentials per address and username (`api.auth.throttle.*`). */
@@ -21,20 +22,32 @@ const MAX_LOGGED_USERNAME = 128;
  * address (or, for an address with failures of its own, a username) over the limit gets 429.
  * A request without basic credentials is answered 401 at once and not counted: ffmpeg sends its
  * first request of every upload without them and only retries after the challenge.
+ * Two kinds of credentials pass: the configured ones (`storage.memory.auth`, for publishers),
+ * anywhere, and an encoder run's grant (memfs-write-grants.ts), under its own paths only.
  */
 export class BasicAuthGate {
   constructor(
     private readonly expected: BasicCredentials,
+    private readonly grants: MemfsWriteGrants,
     private readonly deps: BasicAuthGateDeps,
   ) {}
 
-  /** Whether the header carries the credentials, without counting (for the `100 Continue` decision). */
-  accepts(header: string | undefined): boolean {
-    return checkBasicAuth(header, this.expected);
+  /**
+   * Whether the header carries credentials that may write the memfs file `path` (normalized;
+   * undefined when the request's path is not one), without counting (for the `100 Continue`
+   * decision).
+   */
+  accepts(header: string | undefined, path: string | undefined): boolean {
+    if (checkBasicAuth(header, this.expected)) return true;
+    const given = parseBasicAuth(header);
+    return given !== undefined && path !== undefined && this.grants.decide(given, path) === 'granted';
   }
 
-  /** Resolves when `request` may write; throws the 401 or 429 `ApiError` to answer otherwise. */
-  async admit(request: FastifyRequest): Promise<void> {
+  /**
+   * Resolves when `request` may write the memfs file `path`; throws the 401, 403 (a grant used
+   * outside its paths) or 429 `ApiError` to answer otherwise.
+   */
+  async admit(request: FastifyRequest, path: string | undefined): Promise<void> {
     const given = parseBasicAuth(request.headers.authorization);
     const address = request.ip;
     const waitSec = this.deps.throttle.retryAfterSec(address, given?.username);
@@ -44,9 +57,19 @@ export class BasicAuthGate {
       });
     }
     if (given === undefined) throw challenge();
-    if (this.accepts(request.headers.authorization)) {
+    const decision = checkBasicAuth(request.headers.authorization, this.expected)
+      ? 'granted'
+      : this.grants.decide(given, path ?? '');
+    if (decision === 'granted') {
       this.deps.throttle.recordSuccess(address, given.username);
       return;
+    }
+    // Not counted as a failure: whoever sends it holds a live grant, and guesses nothing.
+    if (decision === 'out-of-scope') {
+      throw new ApiError(
+        'FORBIDDEN',
+        `this encoder's memfs credential may write only the memfs paths its outputs name, not ${path ?? 'this path'}`,
+      );
     }
     this.deps.throttle.recordFailure(address, given.username);
     const shown = withoutMappedPrefix(address);

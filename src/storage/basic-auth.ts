@@ -21,11 +21,12 @@ export function parseBasicAuth(header: string | undefined): BasicCredentials | u
 export function checkBasicAuth(header: string | undefined, expected: BasicCredentials): boolean {
   const given = parseBasicAuth(header);
   if (given === undefined) return false;
-  const userOk = timingSafeEqual(digest(given.username), digest(expected.username));
-  const passOk = timingSafeEqual(digest(given.password), digest(expected.password));
+  const userOk = timingSafeEqual(secretDigest(given.username), secretDigest(expected.username));
+  const passOk = timingSafeEqual(secretDigest(given.password), secretDigest(expected.password));
   return userOk && passOk;
 }
 
-function digest(text: string): Buffer {
+/** SHA-256 of a secret: digests of any two secrets compare in constant time (same length). */
+export function secretDigest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }

@@ -5,6 +5,7 @@ export { DiskFilesystem } from './disk-filesystem.js';
 export { MemoryFilesystem } from './memory-filesystem.js';
 export { createFilesystems, type Filesystems } from './filesystems.js';
 export { createStorage, type Storage } from './storage.js';
+export { MemfsWriteGrants, type WriteGrant } from './memfs-write-grants.js';
 export { StorageError } from './errors.js';
 export { compileGlob, type Glob } from './glob.js';
 export { normalizeFilePath, decodeFilePath } from './path.js';

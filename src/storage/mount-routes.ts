@@ -38,13 +38,13 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
 
     const { mem, disk, hooks } = options;
     const gate = options.memGate;
-    const authorized = (header: string | undefined): boolean => gate === undefined || gate.accepts(header);
     installExpectContinue(
       server.server,
       (request) =>
         request.method !== 'GET' &&
         request.url?.startsWith('/memfs/') === true &&
-        !authorized(request.headers.authorization),
+        gate !== undefined &&
+        !gate.accepts(request.headers.authorization, memfsPathOf(request.url)),
     );
     scope.route({
       method: ['GET', 'HEAD'],
@@ -59,7 +59,7 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
       preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
       onRequest: async (request) => {
         // Throws the 401 or 429 that the error handler answers.
-        await gate?.admit(request);
+        await gate?.admit(request, memfsPathOf(request.url));
       },
       handler: (request, reply) =>
         request.method === 'DELETE'
@@ -90,6 +90,11 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
 function pathOf(url: string): string {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
+}
+
+/** The memfs path a `/memfs/…` request URL names; undefined when it names none. */
+function memfsPathOf(url: string): string | undefined {
+  return decodeFilePath(pathOf(url).slice('/memfs'.length));
 }
 
 /** The filesystem path of a request on a mount, or throws the mount's 404. */

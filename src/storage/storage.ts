@@ -7,6 +7,7 @@ import { BasicAuthGate } from './basic-auth-gate.js';
 import { createFilesystemCollector } from './filesystem-collector.js';
 import { createFilesystems, type Filesystems } from './filesystems.js';
 import { registerFsApiRoutes } from './fs-api-routes.js';
+import { MemfsWriteGrants } from './memfs-write-grants.js';
 import type { MountHooks } from './mount-hooks.js';
 import type { MountedFilesystem } from './mounted-filesystem.js';
 import { registerMounts } from './mount-routes.js';
@@ -25,6 +26,11 @@ export interface Storage {
   readonly filesystems: Filesystems;
   /** Hooks around the mounts; other modules (sessions) push theirs before the server listens. */
   readonly mountHooks: MountHooks[];
+  /**
+   * Write credentials of encoder runs, each for its own memfs paths; undefined when memfs writes
+   * need no credentials (`storage.memory.auth.enable` off).
+   */
+  readonly memfsGrants: MemfsWriteGrants | undefined;
   /** `filesystem_*` for diskfs and memfs. */
   readonly collector: Collector;
   /** The memfs mount at `/memfs/` and the disk mount at `/`. */
@@ -49,24 +55,23 @@ export async function createStorage(
   // Its own counts: failed memfs logins do not lock the API login, nor the reverse.
   const throttle = config.api.auth.throttle;
   const failureDelay = new FailureDelay(throttle.delay_ms);
-  const memGate = auth.enable
-    ? new BasicAuthGate(
-        { username: auth.username, password: auth.password },
-        {
-          throttle: new LoginThrottle({
-            maxFailures: throttle.max_failures,
-            windowSec: throttle.window_sec,
-            maxKeys: throttle.max_tracked,
-            now: deps.now,
-          }),
-          failureDelay,
-          logger: deps.logger,
-        },
-      )
+  const memfsGrants = auth.enable ? new MemfsWriteGrants() : undefined;
+  const memGate = memfsGrants
+    ? new BasicAuthGate({ username: auth.username, password: auth.password }, memfsGrants, {
+        throttle: new LoginThrottle({
+          maxFailures: throttle.max_failures,
+          windowSec: throttle.window_sec,
+          maxKeys: throttle.max_tracked,
+          now: deps.now,
+        }),
+        failureDelay,
+        logger: deps.logger,
+      })
     : undefined;
   return {
     filesystems,
     mountHooks,
+    memfsGrants,
     collector: createFilesystemCollector([filesystems.disk, filesystems.mem]),
     registerMounts: (server) =>
       registerMounts(server, {

@@ -239,7 +239,8 @@ describe('outputs and cleanup rules', () => {
       lavfiProcess('reader', { input: [{ id: 'in', address: '#source:output=hls' }], autostart: true }),
     );
     const state = await waitForState(server, 'reader', 'running', 20_000, 1);
-    assert.ok(state.command.includes(`${server.url.replace('://', '://***:***@')}/memfs/source.m3u8`));
+    // Reading memfs needs no credentials, so a reader is given none.
+    assert.ok(state.command.includes(`${server.url}/memfs/source.m3u8`));
     await ok(server, 'DELETE', '/process/reader');
     await ok(server, 'DELETE', '/process/source');
   });

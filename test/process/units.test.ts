@@ -477,6 +477,46 @@ describe('report, states, usage, locks, probe, memfs outputs', () => {
     assert.equal(index.find('/cam1_0001.ts')?.processId, 'cam1');
     assert.equal(index.find('/other.ts'), undefined);
   });
+
+  it('names every memfs path an output writes, for its encoder credential', () => {
+    const base = 'http://127.0.0.1:9/memfs';
+    const prefixes = (address: string, options: string[]): string[] =>
+      memfsPrefixes({ id: 'o', address, options, cleanup: [] }, base).sort();
+    // Variant streams with the master playlist beside them.
+    assert.deepEqual(
+      prefixes(`${base}/live/cam_%v.m3u8`, [
+        ...['-f', 'hls', '-master_pl_name', 'master.m3u8'],
+        ...['-hls_segment_filename', `${base}/live/cam_%v_%03d.ts`],
+      ]),
+      ['/live/cam_', '/live/master'],
+    );
+    // fMP4 segments: the init segment's default name, or the one given.
+    assert.deepEqual(prefixes(`${base}/f/x.m3u8`, ['-hls_segment_type', 'fmp4']), ['/f/init', '/f/x']);
+    assert.deepEqual(
+      prefixes(`${base}/f/x.m3u8`, ['-hls_segment_type', 'fmp4', '-hls_fmp4_init_filename', 'x_init.mp4']),
+      ['/f/init', '/f/x', '/f/x_init'],
+    );
+    // DASH names its segments itself.
+    assert.deepEqual(prefixes(`${base}/d/manifest.mpd`, []), [
+      '/d/chunk-stream',
+      '/d/init-stream',
+      '/d/manifest',
+      '/d/master',
+      '/d/media_',
+    ]);
+    // A directory named by %v: up to it; a name that is all pattern at the root grants nothing.
+    assert.deepEqual(prefixes(`${base}/v/%v/index.m3u8`, []), ['/v/']);
+    assert.deepEqual(prefixes(`${base}/%v.m3u8`, []), []);
+    // tee slaves, escaped as {memfs^:} gives them, with a segment name in their options.
+    const escaped = base.replaceAll(':', '\\:');
+    assert.deepEqual(
+      prefixes(`[f=hls:hls_segment_filename=${escaped}/t/seg_%d.ts]${escaped}/t/list.m3u8|[f=null]-`, [
+        '-f',
+        'tee',
+      ]),
+      ['/t/list', '/t/seg_'],
+    );
+  });
 });
 
 describe('cleanup rules on the memory filesystem', () => {

@@ -9,6 +9,7 @@ import {
   FLAG_OPTIONS,
   LOCAL_PROTOCOLS,
   NETWORK_PROTOCOLS,
+  REFUSED_OPTIONS,
   SERVER_OPTIONS,
   TEXT_OPTIONS,
 } from './option-table.js';
@@ -53,6 +54,8 @@ export function checkOptions(
     }
     const name = token.slice(1);
     const base = name.split(':')[0] as string;
+    const refused = REFUSED_OPTIONS.get(base);
+    if (refused !== undefined) findings.refuse(at, `"${token}" is not allowed: it ${refused}`);
     if (FLAG_OPTIONS.has(base) || (base.startsWith('no') && FLAG_OPTIONS.has(base.slice(2)))) {
       if (SERVER_OPTIONS.has(base))
         findings.refuse(at, `"${token}" is set by the server and cannot be overridden`);

@@ -88,6 +88,16 @@ export const SERVER_OPTIONS: ReadonlySet<string> = new Set([
   'stats_period',
 ]);
 
+/**
+ * Options refused for what they do, with the reason. `-report` takes effect wherever it stands
+ * (ffmpeg looks for it in the whole command line before parsing it) and writes `ffmpeg-*.log`,
+ * with the whole command line and its credentials, into the working directory: the disk
+ * filesystem, which anyone may read over HTTP.
+ */
+export const REFUSED_OPTIONS: ReadonlyMap<string, string> = new Map([
+  ['report', 'writes a log with the whole command line into the public disk filesystem'],
+]);
+
 /** How the value of an option is used. */
 export type OptionUse =
   /** Another input address (`-i` inside an options list). */

@@ -7,7 +7,7 @@ export { absoluteOutputAddress, parseOutputReference } from './address.js';
 export { buildCommand } from './command.js';
 export { INPUT_HEADER, parseInputHeader, withInputHeader } from './memfs-inputs.js';
 export type { InputRef } from './memfs-inputs.js';
-export { OutputPrefixIndex, memfsPrefixes } from './memfs-outputs.js';
+export { OutputPrefixIndex, memfsPathProblems, memfsPrefixes, withUserInfo } from './memfs-outputs.js';
 export type { OutputPrefix } from './memfs-outputs.js';
 export { memfsUrl, resolveConfig } from './placeholders.js';
 export type { PlaceholderTemplate, PlaceholderValues } from './placeholders.js';

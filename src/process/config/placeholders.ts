@@ -1,4 +1,3 @@
-import type { Config } from '../../config/index.js';
 import type { ProcessConfig, ProcessIO } from './contract.js';
 
 /**
@@ -14,8 +13,17 @@ export type PlaceholderTemplate = (
 export interface PlaceholderValues {
   /** Absolute disk storage directory (`{diskfs}`, `{fs:disk}`). */
   diskfs: string;
-  /** Base URL of the memory filesystem, with credentials (`{memfs}`, `{fs:mem}`). */
+  /**
+   * Base URL of the memory filesystem (`{memfs}`, `{fs:mem}`), without credentials: reading
+   * needs none, and the memfs password must not reach an encoder's command line, which every
+   * local user can read (`/proc/<pid>/cmdline`).
+   */
   memfs: string;
+  /**
+   * `{memfs}` in outputs: the base URL with one encoder run's own write credential (its memfs
+   * grant), set only when that run's command line is made; `memfs` when absent.
+   */
+  memfsWrite?: string;
   /** Placeholders with parameters, by name (`rtmp`, `srt`), from the ingest servers. */
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
 }
@@ -89,9 +97,11 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     'fs:mem': server.memfs,
   };
   const templates = server.templates ?? {};
+  const write = server.memfsWrite ?? server.memfs;
   const resolveIO = (io: ProcessIO, kind: 'inputid' | 'outputid'): ProcessIO => {
     const id = replacePlaceholders(io.id, base);
-    const values = { ...base, [kind]: id };
+    const values =
+      kind === 'outputid' ? { ...base, memfs: write, 'fs:mem': write, [kind]: id } : { ...base, [kind]: id };
     const section = kind === 'inputid' ? 'input' : 'output';
     return {
       id,
@@ -109,10 +119,7 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
   };
 }
 
-/** `{memfs}`: the memory filesystem over loopback, with the basic-auth credentials when enabled. */
-export function memfsUrl(baseUrl: string, config: Config): string {
-  const auth = config.storage.memory.auth;
-  if (!auth.enable) return `${baseUrl}/memfs`;
-  const credentials = `${encodeURIComponent(auth.username)}:${encodeURIComponent(auth.password)}`;
-  return baseUrl.replace('://', `://${credentials}@`) + '/memfs';
+/** `{memfs}`: the memory filesystem over loopback, without credentials (see `PlaceholderValues`). */
+export function memfsUrl(baseUrl: string): string {
+  return `${baseUrl}/memfs`;
 }

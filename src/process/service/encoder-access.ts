@@ -9,7 +9,7 @@ import {
   type AccessRules,
   type EncoderCommand,
 } from '../access/index.js';
-import { parseOutputReference, type ProcessConfig } from '../config/index.js';
+import { memfsPathProblems, parseOutputReference, type ProcessConfig } from '../config/index.js';
 
 export interface EncoderAccessDeps {
   config: Config;
@@ -17,6 +17,8 @@ export interface EncoderAccessDeps {
   diskRoot: string;
   /** The config file (it holds the JWT secret and the passwords), when the server knows it. */
   configFile?: string;
+  /** `{memfs}` as it is now. */
+  memfsUrl: () => string;
 }
 
 /**
@@ -46,7 +48,10 @@ export class EncoderAccess {
    * `<field path> "<address as written>": <reason>`; empty when it may.
    */
   check(resolved: ProcessConfig, written: ProcessConfig): string[] {
-    return processAccessProblems(resolved, written, this.context());
+    const problems = processAccessProblems(resolved, written, this.context());
+    // With memfs auth on, each run writes with a credential for its outputs' memfs paths only.
+    if (!this.deps.config.storage.memory.auth.enable) return problems;
+    return [...problems, ...memfsPathProblems(resolved, this.deps.memfsUrl())];
   }
 
   context(): AccessContext {
@@ -90,7 +95,7 @@ function encoderCommand(config: ProcessConfig): EncoderCommand {
  * file's whole directory (its atomic-write temporaries too) when that does not hold the disk
  * directory; otherwise only the file, so that a config beside the data does not close the data.
  */
-export function protectedPlaces(deps: EncoderAccessDeps): string[] {
+export function protectedPlaces(deps: Omit<EncoderAccessDeps, 'memfsUrl'>): string[] {
   const config = deps.config;
   const places = [config.db.dir, config.metrics.history.dir];
   if (config.tls.key_file !== '') places.push(config.tls.key_file);

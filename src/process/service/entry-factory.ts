@@ -7,7 +7,11 @@ import {
   absoluteOutputAddress,
   parseOutputReference,
   buildCommand,
+  memfsPrefixes,
+  resolveConfig,
   withInputHeader,
+  withUserInfo,
+  type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
 import {
@@ -16,11 +20,13 @@ import {
   type EncoderInfo,
   readProcessUsage,
   ProcessReport,
+  RunCredentialMask,
   type SpawnFn,
   type ProcessState,
   Supervisor,
   type PreparedRun,
 } from '../supervise/index.js';
+import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
 import { VstatsChannel } from '../progress/index.js';
 
@@ -37,8 +43,10 @@ export interface EntryFactoryDeps {
   cpus: number;
   /** Real absolute disk directory: working directory of the children, base of relative outputs. */
   diskRoot: string;
-  /** `{memfs}` as it is now, for naming the memfs reads of each input. */
-  memfsUrl: () => string;
+  /** The server-wide placeholder values as they are now (`{memfs}` among them). */
+  placeholders: () => PlaceholderValues;
+  /** Issues each run its memfs write credential; undefined when memfs writes need none. */
+  memfsGrants: MemfsWriteGrants | undefined;
   encoder: () => EncoderInfo;
   /** The resolved config of another process, for input references. */
   lookup: (id: string) => ProcessConfig | undefined;
@@ -67,10 +75,12 @@ export class EntryFactory {
     times: { createdAt: number; updatedAt: number; metadata: Record<string, unknown> },
   ): Promise<ProcessEntry> {
     const deps = this.deps;
+    // The process's own mask: it also hides the memfs credential of its latest run.
+    const runMask = new RunCredentialMask(deps.mask);
     const report = new ProcessReport(
       { maxLines: deps.config.ffmpeg.log.max_lines, maxHistory: deps.config.ffmpeg.log.max_history },
       Math.floor(deps.now() / 1000),
-      deps.mask,
+      runMask.mask,
     );
     const supervisor = new Supervisor(
       {
@@ -87,7 +97,7 @@ export class EntryFactory {
       },
       // The entry's resolved config as it is at each start (the service resolves loaded
       // processes again once the server listens).
-      (vstatsPath) => this.prepare(entry.resolved, vstatsPath),
+      (vstatsPath) => this.prepare(entry, vstatsPath, runMask),
       report,
       {
         spawn: deps.spawn,
@@ -96,7 +106,7 @@ export class EntryFactory {
         readUsage: (pid) => readProcessUsage(deps.procRoot, pid),
         cpus: deps.cpus,
         budget: OUTPUT_BUDGET,
-        mask: deps.mask,
+        mask: runMask.mask,
         onStateChange: (from, to) => {
           // One line per change, as the reference logs a process's life (Starting, Started, Failed,
           // Killed…): the UI's Logs tab and `GET /api/v3/log` show when and why a channel stopped.
@@ -124,22 +134,45 @@ export class EntryFactory {
   }
 
   /**
-   * The command line of the next run of a resolved config; throws when an input reference
-   * resolves to nothing.
+   * The command line of the next run of a process, from its resolved config; throws when an input
+   * reference resolves to nothing. A run whose outputs write into memfs gets a credential of its
+   * own for their paths (its `{memfs}` in outputs carries it), revoked by `release` once it exits,
+   * and masked by `runMask`.
    */
-  prepare(config: ProcessConfig, vstatsPath?: string): PreparedRun {
-    const resolved = this.followReferences(config);
-    const disk = this.deps.diskRoot;
-    const memfs = this.deps.memfsUrl();
-    // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
-    resolved.input = resolved.input.map((input, index) => withInputHeader(input, index, resolved.id, memfs));
-    return {
-      args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), disk),
-      labels: {
-        inputs: resolved.input.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
-        outputs: resolved.output.map((io) => ({ id: io.id, address: this.deps.mask(io.address) })),
-      },
-    };
+  prepare(entry: ProcessEntry, vstatsPath?: string, runMask?: RunCredentialMask): PreparedRun {
+    const values = this.deps.placeholders();
+    const grant = this.issueGrant(entry.resolved, values.memfs);
+    runMask?.replace(grant);
+    try {
+      const config =
+        grant === undefined
+          ? entry.resolved
+          : resolveConfig(entry.config, { ...values, memfsWrite: withUserInfo(values.memfs, grant) });
+      const resolved = this.followReferences(config);
+      // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
+      resolved.input = resolved.input.map((input, index) =>
+        withInputHeader(input, index, resolved.id, values.memfs),
+      );
+      const mask = runMask?.mask ?? this.deps.mask;
+      return {
+        args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), this.deps.diskRoot),
+        labels: {
+          inputs: resolved.input.map((io) => ({ id: io.id, address: mask(io.address) })),
+          outputs: resolved.output.map((io) => ({ id: io.id, address: mask(io.address) })),
+        },
+        release: grant?.revoke,
+      };
+    } catch (error) {
+      grant?.revoke();
+      throw error;
+    }
+  }
+
+  /** A write credential for the memfs paths the outputs of `config` name; undefined when none. */
+  private issueGrant(config: ProcessConfig, memfs: string): WriteGrant | undefined {
+    if (this.deps.memfsGrants === undefined) return undefined;
+    const prefixes = config.output.flatMap((output) => memfsPrefixes(output, memfs));
+    return prefixes.length === 0 ? undefined : this.deps.memfsGrants.issue(prefixes);
   }
 
   /**

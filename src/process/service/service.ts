@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { ApiError } from '../../http/index.js';
 import type { Filesystem } from '../../storage/filesystem.js';
+import type { MemfsWriteGrants } from '../../storage/index.js';
 import {
   memfsUrl,
   resolveConfig,
@@ -49,6 +50,8 @@ export interface ProcessServiceDeps {
   secrets?: readonly string[];
   /** The config file, which encoders must never read (it holds the JWT secret and passwords). */
   configFile?: string;
+  /** Issues each encoder run its memfs write credential; undefined when memfs writes need none. */
+  memfsGrants?: MemfsWriteGrants;
 }
 
 /**
@@ -93,6 +96,7 @@ export class ProcessService {
       config: deps.config,
       diskRoot: deps.filesystems.disk.root,
       configFile: deps.configFile,
+      memfsUrl: () => this.values.memfs,
     });
     this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
       [...this.table.all()].map((entry) => ({
@@ -107,7 +111,8 @@ export class ProcessService {
     this.factory = new EntryFactory({
       ...deps,
       diskRoot: deps.filesystems.disk.root,
-      memfsUrl: () => this.values.memfs,
+      placeholders: () => this.values,
+      memfsGrants: deps.memfsGrants,
       encoder: () => this.encoder,
       lookup: (id) => this.table.resolvedConfig(id),
       onStateChange: (to) => this.stateEntries[to]++,
@@ -137,7 +142,7 @@ export class ProcessService {
 
   /** After the server listens: learn the memfs URL, probe the encoder, start what was running. */
   async start(baseUrl: string): Promise<void> {
-    this.values = { ...this.values, memfs: memfsUrl(baseUrl, this.deps.config) };
+    this.values = { ...this.values, memfs: memfsUrl(baseUrl) };
     this.access.listening(baseUrl);
     this.encoder = await probeEncoder(this.deps.config.ffmpeg.binary, this.deps.spawn);
     if (this.encoder.version === '') {
@@ -210,7 +215,7 @@ export class ProcessService {
     }
   }
 
-  /** The global placeholder values (disk directory, memfs URL with credentials). */
+  /** The global placeholder values (disk directory, memfs URL). */
   placeholders(): PlaceholderValues {
     return this.values;
   }

@@ -17,15 +17,21 @@ export const MIN_LITERAL_SECRET_LENGTH = 4;
  * nobody foresaw still does not reach the API.
  */
 export function createCredentialMask(secrets: readonly string[]): CredentialMask {
+  const literals = literalMask(secrets);
+  return literals === undefined ? maskCredentials : (text) => maskCredentials(literals(text));
+}
+
+/** Replaces each literal occurrence of `secrets` by `***`; undefined when none is long enough. */
+function literalMask(secrets: readonly string[]): CredentialMask | undefined {
   const literal = [...new Set(secrets)]
     .filter((secret) => secret.length >= MIN_LITERAL_SECRET_LENGTH)
     // The longest first, so that a secret containing another is replaced whole.
     .sort((a, b) => b.length - a.length);
-  if (literal.length === 0) return maskCredentials;
+  if (literal.length === 0) return undefined;
   return (text) => {
     let masked = text;
     for (const secret of literal) if (masked.includes(secret)) masked = masked.replaceAll(secret, '***');
-    return maskCredentials(masked);
+    return masked;
   };
 }
 
@@ -49,4 +55,28 @@ export function memfsSecrets(auth: { enable: boolean; username: string; password
 
 function base64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64');
+}
+
+/**
+ * A process's mask: `base` plus the secrets of its runs' memfs credentials (in every form
+ * `memfsSecrets` lists). Those of the run before the latest stay masked too: a restart starts the
+ * next run at once, while the last lines of the one before may still be on their way.
+ */
+export class RunCredentialMask {
+  private latest: readonly string[] = [];
+  private current: CredentialMask;
+
+  constructor(private readonly base: CredentialMask) {
+    this.current = base;
+  }
+
+  readonly mask: CredentialMask = (text) => this.current(text);
+
+  /** The credentials of the run that starts now; undefined for a run without any. */
+  replace(credentials: { username: string; password: string } | undefined): void {
+    const before = this.latest;
+    this.latest = credentials === undefined ? [] : memfsSecrets({ enable: true, ...credentials });
+    const literals = literalMask([...this.latest, ...before]);
+    this.current = literals === undefined ? this.base : (text) => this.base(literals(text));
+  }
 }

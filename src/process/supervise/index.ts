@@ -7,7 +7,7 @@
 export { EncoderRegistry, type EncoderRegistryDeps } from './encoder-registry.js';
 export { probeParentDeathSignal, withParentDeathSignal } from './parent-death.js';
 export { probeSandbox, sandboxArgs, withSandbox, type SandboxPlaces } from './sandbox.js';
-export { createCredentialMask, memfsSecrets } from './credential-mask.js';
+export { createCredentialMask, memfsSecrets, RunCredentialMask } from './credential-mask.js';
 export type { CredentialMask } from './credential-mask.js';
 export { probeEncoder, serverOptions } from './ffmpeg-probe.js';
 export type { EncoderInfo } from './ffmpeg-probe.js';

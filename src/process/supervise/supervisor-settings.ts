@@ -22,6 +22,8 @@ export interface SupervisorSettings {
 export interface PreparedRun {
   args: string[];
   labels: IoLabels;
+  /** Ends what the run was given for its lifetime only (its memfs grant); called once it has exited. */
+  release?: () => void;
 }
 
 export interface SupervisorDeps {

@@ -31,6 +31,8 @@ export class Supervisor {
   private stopReason: string | undefined;
   private respawnAfterExit = false;
   private disposed = false;
+  /** Ends what the current run was given for its lifetime (`PreparedRun.release`). */
+  private releaseRun: (() => void) | undefined;
   private readonly usage: UsageSampler;
   private vstats: VstatsChannel | undefined;
 
@@ -233,6 +235,7 @@ export class Supervisor {
       this.finishRun('failed');
       return;
     }
+    this.releaseRun = prepared.release;
     this.command = [this.settings.binary, ...prepared.args].map(this.deps.mask);
     const run = new FfmpegRun({
       binary: this.settings.binary,
@@ -283,6 +286,8 @@ export class Supervisor {
     const now = this.deps.now();
     if (this.run !== undefined) this.lastProgress = atRest(this.run.tracker.values(now));
     this.run = undefined;
+    this.releaseRun?.();
+    this.releaseRun = undefined;
     this.record.enter(state);
     this.report.endRun(Math.floor(now / 1000), state);
     this.exit.end();
