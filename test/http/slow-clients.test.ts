@@ -1,3 +1,4 @@
+// test-alone: its clients race the server's time-outs
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';

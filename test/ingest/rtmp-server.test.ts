@@ -1,3 +1,4 @@
+// test-alone: its hostile peers are told apart from slow ones by timing
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

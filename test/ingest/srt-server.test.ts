@@ -1,3 +1,4 @@
+// test-alone: libsrt's latency window decides which frames a player gets
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

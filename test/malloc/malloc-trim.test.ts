@@ -1,3 +1,4 @@
+// test-alone: it measures this process's RSS
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// test-alone: its encoders must exceed CPU limits in time, which a neighbour's load can prevent
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
