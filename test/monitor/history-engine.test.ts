@@ -94,7 +94,7 @@ describe('metrics history engine', () => {
       appendFileSync(wal, readFileSync(wal).subarray(0, 30));
       const { logger, lines } = recordingLogger();
       history = open(dir, logger);
-      const torn = lines.filter((line) => line.msg.includes('torn'));
+      const torn = lines.filter((line) => line.msg.includes('write-ahead log'));
       assert.equal(torn.length, 1);
       assert.equal(torn[0]!.file, wal);
       assert.equal(pointsOf(history, history.minute, 'cpu_idle').timesSec.length, 190);

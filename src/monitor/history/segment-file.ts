@@ -1,5 +1,5 @@
-import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { writeFileAtomicSync } from './atomic-file.js';
 import { encodeBlockColumn } from './block-column.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
 import { decodeColumn } from './column-codec.js';
@@ -67,19 +67,7 @@ export function writeSegment(
   }
   const head = frameRecord(index.finish());
   const body = frameRecord(data.finish());
-  const temporary = join(dirname(path), `.${basename(path)}.tmp`);
-  const fd = openSync(temporary, 'w', 0o600);
-  try {
-    writeAll(fd, head);
-    writeAll(fd, body);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(temporary, path);
+  writeFileAtomicSync(path, [head, body]);
   return head.length + body.length;
 }
 
@@ -148,8 +136,4 @@ function readInto(fd: number, bytes: Uint8Array, position: number, length: numbe
     read += n;
   }
   return bytes.subarray(0, length);
-}
-function writeAll(fd: number, bytes: Uint8Array): void {
-  let written = 0;
-  while (written < bytes.length) written += writeSync(fd, bytes, written);
 }
