@@ -175,7 +175,7 @@ describe('history segment format 2 (columnar)', () => {
     }
   });
 
-  it('skips a torn sealed file when it loads and one with a damaged section when it is read, one line each', () => {
+  it('skips a torn sealed file when it loads, and the series of a damaged section when it is read, one line each', () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
     try {
       let tier = silentTier(dir);
@@ -192,7 +192,7 @@ describe('history segment format 2 (columnar)', () => {
         .sort()
         .map((name) => join(dir, 'minute', name));
       assert.equal(segments.length, 3);
-      // The last byte of the file is in the last section: the index still checks.
+      // The last byte of the file is in the last section (the frame counter's values): the index still checks.
       const bytes = readFileSync(segments[0]!);
       bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0x5a;
       writeFileSync(segments[0]!, bytes);
@@ -208,13 +208,16 @@ describe('history segment format 2 (columnar)', () => {
       const read = tier.read(() => true, 0, T0 + 86_400);
       assert.deepEqual(
         lines.slice(1).map((line) => [line.msg, line.file]),
-        [['metrics history: damaged segment file skipped', segments[0]]],
+        [['metrics history: damaged series of a segment file skipped', segments[0]]],
       );
       const times = pointsBetween(read.get(series[1]!.key)!.pieces, 0, T0 + 86_400).timesSec;
       assert.equal(times[0], T0 + 2 * 6 * 3600, 'the third window still answers');
       assert.equal(times.length, 361);
+      const fps = pointsBetween(read.get(series[0]!.key)!.pieces, 0, T0 + 86_400).timesSec;
+      assert.equal(fps[0], T0, "the damaged file's other series still answers");
+      assert.equal(fps.length, 360 + 361);
       tier.read(() => true, 0, T0 + 86_400);
-      assert.equal(lines.length, 2, 'a skipped file is not read (nor logged) again');
+      assert.equal(lines.length, 2, 'a damaged file is not logged again');
       tier.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

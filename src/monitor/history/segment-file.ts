@@ -110,13 +110,20 @@ export function readSegmentIndex(path: string, tables: SeriesTables): SegmentInd
 /**
  * Bytes [from, from + length) of the file at `path`, in one read into a buffer shared by all
  * reads (a query reads one span per file and is done with it before the next: no allocation per
- * file). Valid until the next call.
+ * file). Shorter when the file ends before: the sections past its end are damaged, the others
+ * still read. Valid until the next call.
  */
 export function readSpan(path: string, from: number, length: number): Uint8Array {
   if (length > spanBuffer.length) spanBuffer = new Uint8Array(Math.max(length, 2 * spanBuffer.length));
   const fd = openSync(path, 'r');
   try {
-    return readInto(fd, spanBuffer, from, length);
+    let read = 0;
+    while (read < length) {
+      const n = readSync(fd, spanBuffer, read, length - read, from + read);
+      if (n === 0) break;
+      read += n;
+    }
+    return spanBuffer.subarray(0, read);
   } finally {
     closeSync(fd);
   }
@@ -125,10 +132,7 @@ export function readSpan(path: string, from: number, length: number): Uint8Array
 let spanBuffer = new Uint8Array(64 * 1024);
 
 function readExactly(fd: number, position: number, length: number): Uint8Array {
-  return readInto(fd, new Uint8Array(length), position, length);
-}
-
-function readInto(fd: number, bytes: Uint8Array, position: number, length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
   let read = 0;
   while (read < length) {
     const n = readSync(fd, bytes, read, length - read, position + read);

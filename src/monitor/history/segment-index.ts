@@ -61,6 +61,11 @@ export class SegmentIndex {
     return (this.rows[position * FIELDS + FLAGS]! & FLAG_READABLE) !== 0;
   }
 
+  /** Leaves a damaged series out of every later read of this index (and out of `seriesIn`). */
+  markUnreadable(position: number): void {
+    this.rows[position * FIELDS + FLAGS] = this.rows[position * FIELDS + FLAGS]! & ~FLAG_READABLE;
+  }
+
   /** Bytes held (for the index cache's accounting). */
   get byteLength(): number {
     return this.rows.byteLength + 8 * this.series.length + 64;

@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import type { MetricHistory } from '../../../src/monitor/history/index.js';
 import { pointsBetween, type Tier } from '../../../src/monitor/history/index.js';
 import { scanLog } from '../../../src/monitor/history/log-frame.js';
+import { FRAME_HEADER_BYTES } from '../../../src/monitor/history/record-frame.js';
+import { readSegmentIndex } from '../../../src/monitor/history/segment-file.js';
+import { OFFSET, STEPS_LENGTH, VALUES_LENGTH } from '../../../src/monitor/history/segment-index.js';
+import { SeriesTables } from '../../../src/monitor/history/series-table.js';
 import { readWindowLog } from '../../../src/monitor/history/window-log.js';
 import { METRIC_INDEX, MetricStore, SampleBatch } from '../../../src/monitor/store/index.js';
 import { openHistory } from './history.js';
@@ -56,13 +60,20 @@ export function pointsOfTier(history: MetricHistory, tier: Tier): Map<string, Ma
   return points;
 }
 
-/** Where a window's points are on disk: a sealed file, or the records of a log (step → byte span). */
+/**
+ * Where a window's points are on disk, as byte spans `[start, end)`: a log's records by step, or a
+ * sealed file's index record and, by series key, the sections a query reads (steps, first column).
+ */
 export interface WindowFile {
   tier: TierName;
   name: string;
   bytes: number;
-  /** Log records: step start → `[start, end)` of its framed bytes; undefined for a sealed file. */
+  /** Log records: step start → its framed bytes. */
   records?: Map<number, [number, number]>;
+  /** Sealed file: its index record (framed). */
+  index?: [number, number];
+  /** Sealed file: series key → the sections a query reads. */
+  sections?: Map<string, [number, number]>;
 }
 
 /** The window files of a history directory, by `<tier>/<name>`. */
@@ -81,6 +92,15 @@ export function windowFiles(dir: string): Map<string, WindowFile> {
         const { steps } = readWindowLog(path, window);
         const { records } = scanLog(readFileSync(path));
         file.records = new Map(steps.map((step, i) => [step.stepSec, [records[i]!.start, records[i]!.end]]));
+      } else {
+        const index = readSegmentIndex(path, new SeriesTables());
+        file.index = [0, FRAME_HEADER_BYTES + readFileSync(path).readUInt32LE(0)];
+        file.sections = new Map();
+        index.series.forEach((series, position) => {
+          const start = index.field(position, OFFSET);
+          const end = start + index.field(position, STEPS_LENGTH) + index.field(position, VALUES_LENGTH);
+          file.sections!.set(series!.key, [start, end]);
+        });
       }
       files.set(`${tier}/${name}`, file);
     }
