@@ -1,10 +1,8 @@
 import { decodeBlockColumn } from './block-column.js';
-import { decodeColumn } from './column-codec.js';
 import type { DecodedCache, DecodedFile } from './decoded-cache.js';
 import { checksum } from './record-frame.js';
 import { assemblePieces, Segments, useCached } from './read-segments.js';
 import { decodeSteps } from './series-chunk.js';
-import { decodeChunkV1 } from './segment-file-v1.js';
 import { readSpan } from './segment-file.js';
 import {
   COUNT,
@@ -96,7 +94,7 @@ export function readSealed(
   const missingSteps = new Int32Array(slots);
   for (let f = 0; f < files.length; f++) {
     const index = files[f]!.index;
-    countMissing(index.rows, index.format, pairs[f]!, cached[f], missing, missingSteps);
+    countMissing(index.rows, pairs[f]!, cached[f], missing, missingSteps);
   }
   // One buffer for every series' values and one for their stored steps, each series a view of
   // them: one allocation instead of one or two per series (with a zeroed and first-touched buffer
@@ -128,16 +126,14 @@ export function readSealed(
     try {
       useCached(index.stepSec, pairs[f]!, cached[f], segments);
       const fromDecoded = segments.length;
-      const { rows, format, stepSec, windowStartSec } = index;
+      const { rows, stepSec, windowStartSec } = index;
       decodeFile(
         path,
         rows,
-        format,
         stepSec,
         windowStartSec,
         pairs[f]!,
         cached[f],
-        slotSeries,
         slotValues,
         slotSteps,
         fill,
@@ -188,7 +184,6 @@ function isCached(cached: readonly DecodedFile[] | undefined, position: number):
 
 function countMissing(
   rows: Uint32Array,
-  format: number,
   pairs: Int32Array,
   cached: readonly DecodedFile[] | undefined,
   missing: Int32Array,
@@ -201,7 +196,7 @@ function countMissing(
     const count = rows[row + COUNT]!;
     const slot = pairs[p + 1]!;
     missing[slot] = missing[slot]! + count;
-    if (format === 1 || rows[row + STEPS_LENGTH]! > 0) missingSteps[slot] = missingSteps[slot]! + count;
+    if (rows[row + STEPS_LENGTH]! > 0) missingSteps[slot] = missingSteps[slot]! + count;
   }
 }
 
@@ -235,12 +230,10 @@ const SEGMENTS = new Segments();
 function decodeFile(
   path: string,
   rows: Uint32Array,
-  format: number,
   stepSec: number,
   windowStartSec: number,
   pairs: Int32Array,
   cached: readonly DecodedFile[] | undefined,
-  slotSeries: readonly SeriesInfo[],
   slotValues: readonly Float64Array[],
   slotSteps: readonly (Int32Array | undefined)[],
   fill: Fill,
@@ -254,8 +247,7 @@ function decodeFile(
     const row = pairs[p]! * FIELDS;
     if ((rows[row + FLAGS]! & FLAG_READABLE) === 0 || rows[row + COUNT] === 0 || isCached(cached, pairs[p]!))
       continue;
-    const length =
-      format === 1 ? rows[row + STEPS_LENGTH]! : rows[row + STEPS_LENGTH]! + rows[row + VALUES_LENGTH]!;
+    const length = rows[row + STEPS_LENGTH]! + rows[row + VALUES_LENGTH]!;
     first = Math.min(first, rows[row + OFFSET]!);
     end = Math.max(end, rows[row + OFFSET]! + length);
   }
@@ -273,35 +265,24 @@ function decodeFile(
     const firstStep = rows[row + FIRST_STEP]!;
     const at = rows[row + OFFSET]! - first;
     const stepsLength = rows[row + STEPS_LENGTH]!;
-    const storedSteps = format === 1 || stepsLength > 0;
+    const storedSteps = stepsLength > 0;
     const stepsAt = storedSteps ? fill.steps[slot]! : 0;
     if (storedSteps && fill.baseStep[slot]! < 0) fill.baseStep[slot] = windowStep;
     const baseStep = fill.baseStep[slot]!;
     try {
-      const sectionsEnd = at + stepsLength + (format === 1 ? 0 : rows[row + VALUES_LENGTH]!);
+      const sectionsEnd = at + stepsLength + rows[row + VALUES_LENGTH]!;
       if (sectionsEnd > span.length) throw new Error(`file ends before byte ${first + sectionsEnd}`);
-      if (format === 1) {
-        const chunk = span.subarray(at, at + stepsLength);
-        if (checksum(chunk) !== rows[row + STEPS_CRC])
-          throw new Error(`chunk checksum mismatch at byte ${at + first}`);
-        const decoded = decodeChunkV1(slotSeries[slot]!, firstStep, count, rows[row + VALUES_LENGTH]!, chunk);
-        values.set(decoded.values, valuesAt);
-        const steps = slotSteps[slot]!;
-        for (let i = 0; i < count; i++) steps[stepsAt + i] = decoded.steps[i]! + windowStep - baseStep;
-      } else {
-        const column = span.subarray(at + stepsLength, sectionsEnd);
-        if (checksum(column) !== rows[row + VALUES_CRC])
-          throw new Error(`values checksum mismatch at byte ${at + first + stepsLength}`);
-        if (stepsLength > 0) {
-          const stepBytes = span.subarray(at, at + stepsLength);
-          if (checksum(stepBytes) !== rows[row + STEPS_CRC])
-            throw new Error(`steps checksum mismatch at byte ${at + first}`);
-          decodeSteps(stepBytes, firstStep, slotSteps[slot]!, stepsAt, count, windowStep - baseStep);
-        }
-        const prediction = (rows[row + FLAGS]! & FLAG_RATE) !== 0 ? 'rate' : 'hold';
-        if (format === 3) decodeBlockColumn(column, prediction, values, valuesAt, count);
-        else decodeColumn(column, prediction, values, valuesAt, count);
+      const column = span.subarray(at + stepsLength, sectionsEnd);
+      if (checksum(column) !== rows[row + VALUES_CRC])
+        throw new Error(`values checksum mismatch at byte ${at + first + stepsLength}`);
+      if (stepsLength > 0) {
+        const stepBytes = span.subarray(at, at + stepsLength);
+        if (checksum(stepBytes) !== rows[row + STEPS_CRC])
+          throw new Error(`steps checksum mismatch at byte ${at + first}`);
+        decodeSteps(stepBytes, firstStep, slotSteps[slot]!, stepsAt, count, windowStep - baseStep);
       }
+      const prediction = (rows[row + FLAGS]! & FLAG_RATE) !== 0 ? 'rate' : 'hold';
+      decodeBlockColumn(column, prediction, values, valuesAt, count);
     } catch (error) {
       // This series' sections only: the file's other series still read.
       onDamaged(position, (error as Error).message);

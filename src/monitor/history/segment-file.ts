@@ -5,8 +5,7 @@ import { ByteReader, ByteWriter } from './byte-buffer.js';
 import { decodeColumn } from './column-codec.js';
 import { checksum, FRAME_HEADER_BYTES, frameRecord, MAX_PAYLOAD_BYTES } from './record-frame.js';
 import type { SeriesChunkEncoder } from './series-chunk.js';
-import { decodeIndexV1 } from './segment-file-v1.js';
-import { decodeIndexV2, SegmentIndex } from './segment-index.js';
+import { decodeIndex, SegmentIndex } from './segment-index.js';
 import type { SeriesInfo } from './series-kind.js';
 import { encodeSeriesTable, type SeriesTables } from './series-table.js';
 
@@ -19,12 +18,10 @@ import { encodeSeriesTable, type SeriesTables } from './series-table.js';
  * (cached by the caller) and then, in one read, the steps and first column of the series it
  * needs, each section checked against its own CRC. The first column, the one queries read, is a
  * block column (block-column.ts); the steps and the other columns are the adaptive Rice columns
- * the open window kept (column-codec.ts). Format 2 (every column a Rice column) and format 1
- * (segment-file-v1.ts) still load.
+ * the open window kept (column-codec.ts). Only format 3 is read: a file of another version is
+ * skipped as damaged (formats 1 and 2 were never released).
  */
 const FORMAT_VERSION = 3;
-const FORMAT_V2 = 2;
-const FORMAT_V1 = 1;
 
 export interface SealedChunk {
   series: SeriesInfo;
@@ -93,13 +90,9 @@ export function readSegmentIndex(path: string, tables: SeriesTables): SegmentInd
     const stepSec = reader.varint();
     const windowStartSec = reader.varint();
     const dataStart = 2 * FRAME_HEADER_BYTES + length;
-    if (version === FORMAT_VERSION || version === FORMAT_V2) {
-      const { series, rows } = decodeIndexV2(reader, dataStart, tables);
-      return new SegmentIndex(version, stepSec, windowStartSec, series, rows);
-    }
-    if (version === FORMAT_V1) {
-      const { series, rows } = decodeIndexV1(reader, dataStart);
-      return new SegmentIndex(1, stepSec, windowStartSec, series, rows);
+    if (version === FORMAT_VERSION) {
+      const { series, rows } = decodeIndex(reader, dataStart, tables);
+      return new SegmentIndex(stepSec, windowStartSec, series, rows);
     }
     throw new Error(`unknown format version ${version}`);
   } finally {
