@@ -34,6 +34,7 @@ const DECODED_CACHE_BYTES = 32 << 20;
 export class SealedFiles {
   private readonly files: SealedFile[] = [];
   private readonly windowSec: number;
+  private readonly stepSec: number;
   private readonly logger: Logger;
   private readonly indexCache = new Map<string, SegmentIndex>();
   private indexCacheBytes = 0;
@@ -42,8 +43,10 @@ export class SealedFiles {
   /** Damaged files warned about (each leaves the set with its file). */
   private readonly warned = new Set<string>();
 
-  constructor(windowSec: number, logger: Logger) {
+  /** `windowSec`, `stepSec`: the tier's, seconds; a file holding another window or step is damaged. */
+  constructor(windowSec: number, stepSec: number, logger: Logger) {
     this.windowSec = windowSec;
+    this.stepSec = stepSec;
     this.logger = logger;
   }
 
@@ -54,6 +57,11 @@ export class SealedFiles {
   load(startSec: number, path: string): void {
     try {
       const index = readSegmentIndex(path, this.tables);
+      // A file renamed or copied from another window or tier would answer at the wrong times.
+      if (index.windowStartSec !== startSec || index.stepSec !== this.stepSec)
+        throw new Error(
+          `holds the window from ${index.windowStartSec} at ${index.stepSec} s, not its name's`,
+        );
       this.add(startSec, path, statSync(path).size);
       this.remember(path, index);
     } catch (error) {

@@ -38,7 +38,7 @@ export class Tier {
     this.options = options;
     this.dir = join(root, options.name);
     this.logger = logger.child({ tier: options.name });
-    this.sealed = new SealedFiles(options.windowSec, this.logger);
+    this.sealed = new SealedFiles(options.windowSec, options.stepSec, this.logger);
   }
 
   /** Start time of the newest point, Unix seconds; -1 when the tier is empty. */

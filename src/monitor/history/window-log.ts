@@ -39,8 +39,6 @@ export interface ReadLog {
   records: Uint8Array[];
   /** Spans without an intact record, and records that do not decode, in file order. */
   damaged: DamagedSpan[];
-  /** Points of series whose metric is no longer in the catalog (dropped). */
-  unknownPoints: number;
 }
 
 /**
@@ -48,7 +46,7 @@ export interface ReadLog {
  * the records around them kept; throws only when the file cannot be read (not a file, permissions).
  */
 export function readWindowLog(path: string, window: LogWindow): ReadLog {
-  const result: ReadLog = { steps: [], records: [], damaged: [], unknownPoints: 0 };
+  const result: ReadLog = { steps: [], records: [], damaged: [] };
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);
@@ -62,7 +60,7 @@ export function readWindowLog(path: string, window: LogWindow): ReadLog {
   const tables = new SeriesTables(2);
   for (const record of scanned.records) {
     try {
-      result.steps.push(decodeStep(record.payload, window, tables, result));
+      result.steps.push(decodeStep(record.payload, window, tables));
       result.records.push(bytes.subarray(record.start, record.end));
     } catch {
       // A good checksum over content this reader does not accept (a step outside the window).
@@ -73,7 +71,8 @@ export function readWindowLog(path: string, window: LogWindow): ReadLog {
   return result;
 }
 
-function decodeStep(payload: Uint8Array, window: LogWindow, tables: SeriesTables, log: ReadLog): LoggedStep {
+/** One record's step; points of series whose metric is no longer in the catalog are dropped. */
+function decodeStep(payload: Uint8Array, window: LogWindow, tables: SeriesTables): LoggedStep {
   const reader = new ByteReader(payload);
   const stepSec = reader.varint();
   const offset = stepSec - window.startSec;
@@ -81,17 +80,15 @@ function decodeStep(payload: Uint8Array, window: LogWindow, tables: SeriesTables
     throw new RangeError(`step ${stepSec} is not a step of the window`);
   const series = tables.decode(reader.bytesField());
   const points: LoggedPoint[] = [];
-  let unknown = 0;
   for (const info of series) {
     const columns = reader.u8();
     const values: number[] = [];
     for (let c = 0; c < columns; c++) values.push(reader.f64());
-    if (info === undefined) unknown++;
-    else if (columns !== KIND_COLUMNS[info.kind].length) throw new RangeError('column count of the kind');
-    else points.push({ series: info, values });
+    if (info === undefined) continue;
+    if (columns !== KIND_COLUMNS[info.kind].length) throw new RangeError('column count of the kind');
+    points.push({ series: info, values });
   }
   if (!reader.done) throw new RangeError('bytes after the last point');
-  log.unknownPoints += unknown;
   return { stepSec, points };
 }
 
