@@ -199,7 +199,11 @@ async function firstRun(dir: string, recorder: SnapshotRecorder) {
     await recorder.stop();
 
     const minutes = await query(server, { timerange_sec: HOUR, interval_sec: 60, metrics: ITEMS });
-    assert.equal(minutes.timerange_sec, 5, 'the head still reports the raw window');
+    assert.deepEqual(
+      [minutes.timerange_sec, minutes.interval_sec],
+      [HOUR, 60],
+      'the head echoes the range and step used',
+    );
     const memfsPoints = valuesOf(minutes, MEMFS);
     const end = memfsPoints.at(-1)![0];
     // Points before the raw window (5 snapshots, about 150 s of server time) are the minute tier's.

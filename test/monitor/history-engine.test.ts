@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { MetricHistory, pointsBetween, type Tier } from '../../src/monitor/history/index.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
-import { recordingLogger } from './support/history.js';
+import { openHistory, recordingLogger } from './support/history.js';
 
 const T0 = Date.UTC(2026, 0, 5, 0, 0, 0);
 
@@ -45,28 +45,16 @@ function pointsOf(history: MetricHistory, tier: Tier, key: string): { timesSec: 
   return pointsBetween(series?.pieces ?? [], 0, Number.MAX_SAFE_INTEGER);
 }
 
-function open(dir: string, logger = pino({ level: 'silent' })): MetricHistory {
-  const history = new MetricHistory({
-    dir,
-    minuteRetentionDays: 7,
-    hourRetentionDays: 400,
-    maxSizeBytes: 0,
-    logger,
-  });
-  history.load();
-  return history;
-}
-
 describe('metrics history engine', () => {
   it('keeps minute and hour points across a reopen, and cuts a torn log record with one log line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-'));
     try {
       const store = new MetricStore(150);
-      let history = open(dir);
+      let history = openHistory(dir);
       // 3 hours and 10 minutes of 10-second ticks.
       feed(history, store, T0, 6 * 190, 10_000);
       history.close();
-      history = open(dir);
+      history = openHistory(dir);
       const cpu = pointsOf(history, history.minute, 'cpu_idle');
       // The last minute (unfinished) was written on close too: 190 minutes.
       assert.equal(cpu.timesSec.length, 190);
@@ -93,8 +81,8 @@ describe('metrics history engine', () => {
       const before = statSync(wal).size;
       appendFileSync(wal, readFileSync(wal).subarray(0, 30));
       const { logger, lines } = recordingLogger();
-      history = open(dir, logger);
-      const torn = lines.filter((line) => line.msg.includes('torn'));
+      history = openHistory(dir, logger);
+      const torn = lines.filter((line) => line.msg.includes('write-ahead log'));
       assert.equal(torn.length, 1);
       assert.equal(torn[0]!.file, wal);
       assert.equal(pointsOf(history, history.minute, 'cpu_idle').timesSec.length, 190);
@@ -109,7 +97,7 @@ describe('metrics history engine', () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-'));
     try {
       const store = new MetricStore(150);
-      let history = open(dir);
+      let history = openHistory(dir);
       feed(history, store, T0, 6 * 60 * 13, 10_000); // 13 hours: two sealed 6-hour windows
       history.close();
       const segments = readdirSync(join(dir, 'minute'))
@@ -121,7 +109,7 @@ describe('metrics history engine', () => {
       bytes[20] = bytes[20]! ^ 0xff;
       writeFileSync(damaged, bytes);
       const { logger, lines } = recordingLogger();
-      history = open(dir, logger);
+      history = openHistory(dir, logger);
       assert.equal(lines.filter((line) => line.msg.includes('damaged')).length, 1);
       const cpu = pointsOf(history, history.minute, 'cpu_idle');
       assert.equal(cpu.timesSec[0], T0 / 1000 + 6 * 3600, 'the first window is gone, the second is there');

@@ -3,12 +3,12 @@ import { SeriesChunkEncoder } from './series-chunk.js';
 import { writeSegment } from './segment-file.js';
 import { KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
 import { addPiece, type TierSeries } from './tier-piece.js';
-import { readWindowLog, WindowLogWriter, type LoggedPoint } from './window-log.js';
+import { readWindowLog, WindowLogWriter, type LoggedPoint, type LogWindow } from './window-log.js';
 
 /**
  * The open window of a tier: its points in a write-ahead log (`<window start>.wal`, one record per
  * step) and, per series, in a chunk encoded in memory (a few bits per point), which becomes the
- * segment file when the window is sealed. Opening replays the log, cutting a torn tail off.
+ * segment file when the window is sealed. Opening replays the log's intact records.
  */
 export class OpenWindow {
   readonly startSec: number;
@@ -18,16 +18,24 @@ export class OpenWindow {
   /** Start of the newest step appended, Unix seconds; -1 while empty. */
   newestStepSec: number;
 
-  /** Opens (creates or replays) the log at `path`; steps at or before `newestStepSec` are skipped. */
-  constructor(path: string, startSec: number, stepSec: number, newestStepSec: number, logger: Logger) {
-    this.startSec = startSec;
-    this.stepSec = stepSec;
+  /**
+   * Opens (creates or replays) the log at `path`; steps at or before `newestStepSec` are skipped.
+   * Damaged records are skipped with one warning naming the file, and the log is rewritten without
+   * them. Throws when the log cannot be read or written (not a file, permissions).
+   */
+  constructor(path: string, window: LogWindow, newestStepSec: number, logger: Logger) {
+    this.startSec = window.startSec;
+    this.stepSec = window.stepSec;
     this.newestStepSec = newestStepSec;
-    const read = readWindowLog(path);
-    if (read.problem !== undefined) {
+    const read = readWindowLog(path, window);
+    if (read.damaged.length > 0) {
       logger.warn(
-        { file: path, problem: read.problem, keptBytes: read.intactBytes },
-        'metrics history: torn record in the write-ahead log skipped; the points after it are lost',
+        {
+          file: path,
+          damagedSpans: read.damaged.map(({ from, to }) => `${from}-${to}`),
+          keptRecords: read.records.length,
+        },
+        'metrics history: damaged bytes in the write-ahead log skipped; the intact records are kept',
       );
     }
     this.log = new WindowLogWriter(path, read);

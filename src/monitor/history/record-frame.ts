@@ -1,10 +1,10 @@
 import { crc32 } from 'node:zlib';
 
 /**
- * Framing of the history files: each record is `u32 payload length · u32 CRC-32 of the payload ·
- * payload` (little-endian). A record whose length runs past the end of the file, or whose CRC does
- * not match, ends the readable part: appends are the only writes, so a bad record is a write that
- * was cut short (a crash, `kill -9`, a full disk) and everything from it on is dropped.
+ * Framing of the two records of a sealed segment file (segment-file.ts): `u32 payload length ·
+ * u32 CRC-32 of the payload · payload` (little-endian). A segment is written once, whole (temporary
+ * file, fsync, rename) and read at known offsets, never scanned; the write-ahead log, which is
+ * appended to and scanned, has its own framing with a sync marker (log-frame.ts).
  */
 export const FRAME_HEADER_BYTES = 8;
 
@@ -18,40 +18,6 @@ export function frameRecord(payload: Uint8Array): Uint8Array {
   view.setUint32(4, crc32(payload), true);
   framed.set(payload, FRAME_HEADER_BYTES);
   return framed;
-}
-
-export interface ScannedRecords {
-  /** Payloads of the intact records, in file order (views into the input). */
-  payloads: Uint8Array[];
-  /** Bytes from the start that hold intact records; the rest is torn. */
-  intactBytes: number;
-  /** Why reading stopped before the end, `undefined` when every byte was intact. */
-  problem: string | undefined;
-}
-
-/** Splits a file's bytes into record payloads, stopping at the first torn or corrupt record. */
-export function scanRecords(bytes: Uint8Array): ScannedRecords {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const payloads: Uint8Array[] = [];
-  let offset = 0;
-  while (offset < bytes.length) {
-    if (bytes.length - offset < FRAME_HEADER_BYTES) {
-      return { payloads, intactBytes: offset, problem: `incomplete record header at byte ${offset}` };
-    }
-    const length = view.getUint32(offset, true);
-    const expected = view.getUint32(offset + 4, true);
-    const start = offset + FRAME_HEADER_BYTES;
-    if (length > MAX_PAYLOAD_BYTES || start + length > bytes.length) {
-      return { payloads, intactBytes: offset, problem: `record at byte ${offset} runs past the end` };
-    }
-    const payload = bytes.subarray(start, start + length);
-    if (crc32(payload) !== expected) {
-      return { payloads, intactBytes: offset, problem: `checksum mismatch in record at byte ${offset}` };
-    }
-    payloads.push(payload);
-    offset = start + length;
-  }
-  return { payloads, intactBytes: offset, problem: undefined };
 }
 
 /** CRC-32 of a byte range (the per-chunk checksum of sealed segments). */

@@ -27,20 +27,26 @@ const DECODED_CACHE_BYTES = 32 << 20;
 
 /**
  * The sealed windows of a tier, oldest first, with a cache of their parsed indexes and of
- * decoded values (sealed files never change). A damaged file is skipped with one log line, on
- * load (its index) or on a read (a section's checksum), and the others still answer.
+ * decoded values (sealed files never change). A file whose index is damaged is skipped on load; a
+ * series whose sections are damaged is skipped on a read, and the file's other series still
+ * answer; one log line per damaged file.
  */
 export class SealedFiles {
   private readonly files: SealedFile[] = [];
   private readonly windowSec: number;
+  private readonly stepSec: number;
   private readonly logger: Logger;
   private readonly indexCache = new Map<string, SegmentIndex>();
   private indexCacheBytes = 0;
   private readonly decoded = new DecodedCache(DECODED_CACHE_BYTES);
   private readonly tables = new SeriesTables();
+  /** Damaged files warned about (each leaves the set with its file). */
+  private readonly warned = new Set<string>();
 
-  constructor(windowSec: number, logger: Logger) {
+  /** `windowSec`, `stepSec`: the tier's, seconds; a file holding another window or step is damaged. */
+  constructor(windowSec: number, stepSec: number, logger: Logger) {
     this.windowSec = windowSec;
+    this.stepSec = stepSec;
     this.logger = logger;
   }
 
@@ -51,6 +57,11 @@ export class SealedFiles {
   load(startSec: number, path: string): void {
     try {
       const index = readSegmentIndex(path, this.tables);
+      // A file renamed or copied from another window or tier would answer at the wrong times.
+      if (index.windowStartSec !== startSec || index.stepSec !== this.stepSec)
+        throw new Error(
+          `holds the window from ${index.windowStartSec} at ${index.stepSec} s, not its name's`,
+        );
       this.add(startSec, path, statSync(path).size);
       this.remember(path, index);
     } catch (error) {
@@ -88,6 +99,7 @@ export class SealedFiles {
     if (oldest === undefined) return 0;
     rmSync(oldest.path, { force: true });
     this.forget(oldest.path);
+    this.warned.delete(oldest.path);
     return oldest.bytes;
   }
 
@@ -108,7 +120,10 @@ export class SealedFiles {
         }
       }
       try {
-        readSealed(files, wants, this.decoded, result);
+        readSealed(files, wants, this.decoded, result, (file, position, problem) => {
+          file.index.markUnreadable(position);
+          this.warnOnce(file.path, problem, 'metrics history: damaged series of a segment file skipped');
+        });
         return;
       } catch (error) {
         // Read again without it: what the other files decoded is cached by now.
@@ -187,9 +202,16 @@ export class SealedFiles {
   }
 
   private skip(path: string, error: unknown): void {
-    this.logger.warn(
-      { file: path, problem: (error as Error).message },
-      'metrics history: damaged segment file skipped',
-    );
+    this.warnOnce(path, (error as Error).message, 'metrics history: damaged segment file skipped');
+  }
+
+  /**
+   * One warning per damaged file: a file whose damaged series are skipped is read again by later
+   * queries (its index may even be parsed again), and says nothing new.
+   */
+  private warnOnce(path: string, problem: string, message: string): void {
+    if (this.warned.has(path)) return;
+    this.warned.add(path);
+    this.logger.warn({ file: path, problem }, message);
   }
 }

@@ -1,10 +1,8 @@
 import { decodeBlockColumn } from './block-column.js';
-import { decodeColumn } from './column-codec.js';
 import type { DecodedCache, DecodedFile } from './decoded-cache.js';
 import { checksum } from './record-frame.js';
 import { assemblePieces, Segments, useCached } from './read-segments.js';
 import { decodeSteps } from './series-chunk.js';
-import { decodeChunkV1 } from './segment-file-v1.js';
 import { readSpan } from './segment-file.js';
 import {
   COUNT,
@@ -49,7 +47,7 @@ export interface FileToRead {
   index: SegmentIndex;
 }
 
-/** A file whose sections fail their checksum or do not decode; the read can go on without it. */
+/** A file that cannot be read at all (gone, not readable); the read can go on without it. */
 export class DamagedFile extends Error {
   readonly path: string;
   constructor(path: string, cause: unknown) {
@@ -60,14 +58,17 @@ export class DamagedFile extends Error {
 
 /**
  * Reads the series `wants` accepts from `files` (oldest first) into `result`, using and filling
- * `cache`. Throws `DamagedFile` for a file that fails; the caller drops it and reads again (what
- * the other files decoded is cached by then).
+ * `cache`. A series whose sections fail their checksum, do not decode or lie past the end of the
+ * file is left out of this file's points and reported to `onDamaged`. Throws `DamagedFile` for a
+ * file that cannot be read at all; the caller drops it and reads again (what the other files
+ * decoded is cached by then).
  */
 export function readSealed(
   files: readonly FileToRead[],
   wants: (series: SeriesInfo) => boolean,
   cache: DecodedCache,
   result: Map<string, TierSeries>,
+  onDamaged: (file: FileToRead, position: number, problem: string) => void,
 ): void {
   // The wanted positions of each series table (files of a tier mostly share one), as
   // (position, series slot) pairs; slots number the query's series.
@@ -93,7 +94,7 @@ export function readSealed(
   const missingSteps = new Int32Array(slots);
   for (let f = 0; f < files.length; f++) {
     const index = files[f]!.index;
-    countMissing(index.rows, index.format, pairs[f]!, cached[f], missing, missingSteps);
+    countMissing(index.rows, pairs[f]!, cached[f], missing, missingSteps);
   }
   // One buffer for every series' values and one for their stored steps, each series a view of
   // them: one allocation instead of one or two per series (with a zeroed and first-touched buffer
@@ -125,20 +126,19 @@ export function readSealed(
     try {
       useCached(index.stepSec, pairs[f]!, cached[f], segments);
       const fromDecoded = segments.length;
-      const { rows, format, stepSec, windowStartSec } = index;
+      const { rows, stepSec, windowStartSec } = index;
       decodeFile(
         path,
         rows,
-        format,
         stepSec,
         windowStartSec,
         pairs[f]!,
         cached[f],
-        slotSeries,
         slotValues,
         slotSteps,
         fill,
         segments,
+        (position, problem) => onDamaged(files[f]!, position, problem),
       );
       if (caching && segments.length > fromDecoded) cache.add(path, segments.toCache(fromDecoded));
     } catch (error) {
@@ -184,7 +184,6 @@ function isCached(cached: readonly DecodedFile[] | undefined, position: number):
 
 function countMissing(
   rows: Uint32Array,
-  format: number,
   pairs: Int32Array,
   cached: readonly DecodedFile[] | undefined,
   missing: Int32Array,
@@ -197,7 +196,7 @@ function countMissing(
     const count = rows[row + COUNT]!;
     const slot = pairs[p + 1]!;
     missing[slot] = missing[slot]! + count;
-    if (format === 1 || rows[row + STEPS_LENGTH]! > 0) missingSteps[slot] = missingSteps[slot]! + count;
+    if (rows[row + STEPS_LENGTH]! > 0) missingSteps[slot] = missingSteps[slot]! + count;
   }
 }
 
@@ -231,16 +230,15 @@ const SEGMENTS = new Segments();
 function decodeFile(
   path: string,
   rows: Uint32Array,
-  format: number,
   stepSec: number,
   windowStartSec: number,
   pairs: Int32Array,
   cached: readonly DecodedFile[] | undefined,
-  slotSeries: readonly SeriesInfo[],
   slotValues: readonly Float64Array[],
   slotSteps: readonly (Int32Array | undefined)[],
   fill: Fill,
   segments: Segments,
+  onDamaged: (position: number, problem: string) => void,
 ): void {
   // The span of the sections to decode: one read for all of them.
   let first = Number.POSITIVE_INFINITY;
@@ -249,8 +247,7 @@ function decodeFile(
     const row = pairs[p]! * FIELDS;
     if ((rows[row + FLAGS]! & FLAG_READABLE) === 0 || rows[row + COUNT] === 0 || isCached(cached, pairs[p]!))
       continue;
-    const length =
-      format === 1 ? rows[row + STEPS_LENGTH]! : rows[row + STEPS_LENGTH]! + rows[row + VALUES_LENGTH]!;
+    const length = rows[row + STEPS_LENGTH]! + rows[row + VALUES_LENGTH]!;
     first = Math.min(first, rows[row + OFFSET]!);
     end = Math.max(end, rows[row + OFFSET]! + length);
   }
@@ -268,23 +265,14 @@ function decodeFile(
     const firstStep = rows[row + FIRST_STEP]!;
     const at = rows[row + OFFSET]! - first;
     const stepsLength = rows[row + STEPS_LENGTH]!;
-    let stepsAt = 0;
-    if (format === 1 || stepsLength > 0) {
-      stepsAt = fill.steps[slot]!;
-      fill.steps[slot] = stepsAt + count;
-      if (fill.baseStep[slot]! < 0) fill.baseStep[slot] = windowStep;
-    }
+    const storedSteps = stepsLength > 0;
+    const stepsAt = storedSteps ? fill.steps[slot]! : 0;
+    if (storedSteps && fill.baseStep[slot]! < 0) fill.baseStep[slot] = windowStep;
     const baseStep = fill.baseStep[slot]!;
-    if (format === 1) {
-      const chunk = span.subarray(at, at + stepsLength);
-      if (checksum(chunk) !== rows[row + STEPS_CRC])
-        throw new Error(`chunk checksum mismatch at byte ${at + first}`);
-      const decoded = decodeChunkV1(slotSeries[slot]!, firstStep, count, rows[row + VALUES_LENGTH]!, chunk);
-      values.set(decoded.values, valuesAt);
-      const steps = slotSteps[slot]!;
-      for (let i = 0; i < count; i++) steps[stepsAt + i] = decoded.steps[i]! + windowStep - baseStep;
-    } else {
-      const column = span.subarray(at + stepsLength, at + stepsLength + rows[row + VALUES_LENGTH]!);
+    try {
+      const sectionsEnd = at + stepsLength + rows[row + VALUES_LENGTH]!;
+      if (sectionsEnd > span.length) throw new Error(`file ends before byte ${first + sectionsEnd}`);
+      const column = span.subarray(at + stepsLength, sectionsEnd);
       if (checksum(column) !== rows[row + VALUES_CRC])
         throw new Error(`values checksum mismatch at byte ${at + first + stepsLength}`);
       if (stepsLength > 0) {
@@ -294,9 +282,13 @@ function decodeFile(
         decodeSteps(stepBytes, firstStep, slotSteps[slot]!, stepsAt, count, windowStep - baseStep);
       }
       const prediction = (rows[row + FLAGS]! & FLAG_RATE) !== 0 ? 'rate' : 'hold';
-      if (format === 3) decodeBlockColumn(column, prediction, values, valuesAt, count);
-      else decodeColumn(column, prediction, values, valuesAt, count);
+      decodeBlockColumn(column, prediction, values, valuesAt, count);
+    } catch (error) {
+      // This series' sections only: the file's other series still read.
+      onDamaged(position, (error as Error).message);
+      continue;
     }
+    if (storedSteps) fill.steps[slot] = stepsAt + count;
     fill.values[slot] = valuesAt + count;
     const s = segments.length++;
     segments.slot[s] = slot;
@@ -305,7 +297,7 @@ function decodeFile(
     segments.at[s] = valuesAt;
     segments.count[s] = count;
     segments.firstStep[s] = windowStep + firstStep;
-    segments.steps[s] = format === 1 || stepsLength > 0 ? slotSteps[slot] : undefined;
+    segments.steps[s] = storedSteps ? slotSteps[slot] : undefined;
     segments.stepsAt[s] = stepsAt;
     segments.baseStep[s] = baseStep;
     segments.stepSec[s] = stepSec;

@@ -1,12 +1,11 @@
-import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { writeFileAtomicSync } from './atomic-file.js';
 import { encodeBlockColumn } from './block-column.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
 import { decodeColumn } from './column-codec.js';
 import { checksum, FRAME_HEADER_BYTES, frameRecord, MAX_PAYLOAD_BYTES } from './record-frame.js';
 import type { SeriesChunkEncoder } from './series-chunk.js';
-import { decodeIndexV1 } from './segment-file-v1.js';
-import { decodeIndexV2, SegmentIndex } from './segment-index.js';
+import { decodeIndex, SegmentIndex } from './segment-index.js';
 import type { SeriesInfo } from './series-kind.js';
 import { encodeSeriesTable, type SeriesTables } from './series-table.js';
 
@@ -19,12 +18,10 @@ import { encodeSeriesTable, type SeriesTables } from './series-table.js';
  * (cached by the caller) and then, in one read, the steps and first column of the series it
  * needs, each section checked against its own CRC. The first column, the one queries read, is a
  * block column (block-column.ts); the steps and the other columns are the adaptive Rice columns
- * the open window kept (column-codec.ts). Format 2 (every column a Rice column) and format 1
- * (segment-file-v1.ts) still load.
+ * the open window kept (column-codec.ts). Only format 3 is read: a file of another version is
+ * skipped as damaged (formats 1 and 2 were never released).
  */
 const FORMAT_VERSION = 3;
-const FORMAT_V2 = 2;
-const FORMAT_V1 = 1;
 
 export interface SealedChunk {
   series: SeriesInfo;
@@ -67,19 +64,7 @@ export function writeSegment(
   }
   const head = frameRecord(index.finish());
   const body = frameRecord(data.finish());
-  const temporary = join(dirname(path), `.${basename(path)}.tmp`);
-  const fd = openSync(temporary, 'w', 0o600);
-  try {
-    writeAll(fd, head);
-    writeAll(fd, body);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(temporary, path);
+  writeFileAtomicSync(path, [head, body]);
   return head.length + body.length;
 }
 
@@ -105,13 +90,9 @@ export function readSegmentIndex(path: string, tables: SeriesTables): SegmentInd
     const stepSec = reader.varint();
     const windowStartSec = reader.varint();
     const dataStart = 2 * FRAME_HEADER_BYTES + length;
-    if (version === FORMAT_VERSION || version === FORMAT_V2) {
-      const { series, rows } = decodeIndexV2(reader, dataStart, tables);
-      return new SegmentIndex(version, stepSec, windowStartSec, series, rows);
-    }
-    if (version === FORMAT_V1) {
-      const { series, rows } = decodeIndexV1(reader, dataStart);
-      return new SegmentIndex(1, stepSec, windowStartSec, series, rows);
+    if (version === FORMAT_VERSION) {
+      const { series, rows } = decodeIndex(reader, dataStart, tables);
+      return new SegmentIndex(stepSec, windowStartSec, series, rows);
     }
     throw new Error(`unknown format version ${version}`);
   } finally {
@@ -122,13 +103,20 @@ export function readSegmentIndex(path: string, tables: SeriesTables): SegmentInd
 /**
  * Bytes [from, from + length) of the file at `path`, in one read into a buffer shared by all
  * reads (a query reads one span per file and is done with it before the next: no allocation per
- * file). Valid until the next call.
+ * file). Shorter when the file ends before: the sections past its end are damaged, the others
+ * still read. Valid until the next call.
  */
 export function readSpan(path: string, from: number, length: number): Uint8Array {
   if (length > spanBuffer.length) spanBuffer = new Uint8Array(Math.max(length, 2 * spanBuffer.length));
   const fd = openSync(path, 'r');
   try {
-    return readInto(fd, spanBuffer, from, length);
+    let read = 0;
+    while (read < length) {
+      const n = readSync(fd, spanBuffer, read, length - read, from + read);
+      if (n === 0) break;
+      read += n;
+    }
+    return spanBuffer.subarray(0, read);
   } finally {
     closeSync(fd);
   }
@@ -137,10 +125,7 @@ export function readSpan(path: string, from: number, length: number): Uint8Array
 let spanBuffer = new Uint8Array(64 * 1024);
 
 function readExactly(fd: number, position: number, length: number): Uint8Array {
-  return readInto(fd, new Uint8Array(length), position, length);
-}
-
-function readInto(fd: number, bytes: Uint8Array, position: number, length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
   let read = 0;
   while (read < length) {
     const n = readSync(fd, bytes, read, length - read, position + read);
@@ -148,8 +133,4 @@ function readInto(fd: number, bytes: Uint8Array, position: number, length: numbe
     read += n;
   }
   return bytes.subarray(0, length);
-}
-function writeAll(fd: number, bytes: Uint8Array): void {
-  let written = 0;
-  while (written < bytes.length) written += writeSync(fd, bytes, written);
 }

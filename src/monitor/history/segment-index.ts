@@ -6,19 +6,18 @@ import type { SeriesTables } from './series-table.js';
  * The parsed index of a sealed window (segment-file.ts): the series by position, and per position
  * a row of `FIELDS` numbers in one `Uint32Array` (no object per series: a query of a year parses 37
  * indexes of every series of a tier, and per-series objects made most of its garbage).
- * Format 2 and 3 rows hold where a series' sections lie and their checksums; format 1 rows where its
- * interleaved chunk lies (segment-file-v1.ts).
+ * A row holds where a series' sections lie and their checksums.
  */
 /** Window-relative step of the first point. */
 export const FIRST_STEP = 0;
 export const COUNT = 1;
-/** Byte offset in the file of the series' first section (format 1: of its chunk). */
+/** Byte offset in the file of the series' first section. */
 export const OFFSET = 2;
-/** Format 2: bytes of the steps section (0: dense, a point every step from the first). Format 1: bytes of the chunk. */
+/** Bytes of the steps section (0: dense, a point every step from the first). */
 export const STEPS_LENGTH = 3;
-/** CRC-32 of the steps section (format 1: of the chunk). */
+/** CRC-32 of the steps section. */
 export const STEPS_CRC = 4;
-/** Format 2: bytes of the first value column. Format 1: bits of the chunk. */
+/** Bytes of the first value column. */
 export const VALUES_LENGTH = 5;
 export const VALUES_CRC = 6;
 /** `FLAG_*` bits. */
@@ -31,7 +30,6 @@ export const FLAG_READABLE = 1;
 export const FLAG_RATE = 2;
 
 export class SegmentIndex {
-  readonly format: 1 | 2 | 3;
   readonly stepSec: number;
   readonly windowStartSec: number;
   /** Series by position; the same array for every file with the same series table (so per-query work is done once per table). */
@@ -40,13 +38,11 @@ export class SegmentIndex {
   readonly rows: Uint32Array;
 
   constructor(
-    format: 1 | 2 | 3,
     stepSec: number,
     windowStartSec: number,
     series: readonly (SeriesInfo | undefined)[],
     rows: Uint32Array,
   ) {
-    this.format = format;
     this.stepSec = stepSec;
     this.windowStartSec = windowStartSec;
     this.series = series;
@@ -61,14 +57,19 @@ export class SegmentIndex {
     return (this.rows[position * FIELDS + FLAGS]! & FLAG_READABLE) !== 0;
   }
 
+  /** Leaves a damaged series out of every later read of this index (and out of `seriesIn`). */
+  markUnreadable(position: number): void {
+    this.rows[position * FIELDS + FLAGS] = this.rows[position * FIELDS + FLAGS]! & ~FLAG_READABLE;
+  }
+
   /** Bytes held (for the index cache's accounting). */
   get byteLength(): number {
     return this.rows.byteLength + 8 * this.series.length + 64;
   }
 }
 
-/** The series rows of a format-2 or format-3 index (the same layout), read after its version byte, step and window start. */
-export function decodeIndexV2(
+/** The series rows of an index, read after its version byte, step and window start. */
+export function decodeIndex(
   reader: ByteReader,
   dataStart: number,
   tables: SeriesTables,

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { makeDirectorySync } from '../../persistence/make-dir.js';
@@ -38,8 +38,7 @@ export class Tier {
     this.options = options;
     this.dir = join(root, options.name);
     this.logger = logger.child({ tier: options.name });
-    this.sealed = new SealedFiles(options.windowSec, this.logger);
-    makeDirectorySync(this.dir, 0o700);
+    this.sealed = new SealedFiles(options.windowSec, options.stepSec, this.logger);
   }
 
   /** Start time of the newest point, Unix seconds; -1 when the tier is empty. */
@@ -47,28 +46,54 @@ export class Tier {
     return this.newestStep;
   }
 
-  /** Loads the files: sealed windows by name, the newest log as the open window (older logs are sealed). */
+  /**
+   * Loads the files: sealed windows by name, the newest log as the open window (older logs are
+   * sealed). Never throws: what cannot be read is skipped with one warning naming it (docs/history.md,
+   * Damage), and a directory that cannot be made or listed leaves the tier empty with one error line
+   * (it answers nothing from disk until the next start; writing is retried every step).
+   */
   load(): void {
+    let entries: Dirent[];
+    try {
+      makeDirectorySync(this.dir, 0o700);
+      entries = readdirSync(this.dir, { withFileTypes: true });
+    } catch (error) {
+      this.logger.error(
+        { dir: this.dir, problem: (error as Error).message },
+        'metrics history: tier directory unusable; its files are not loaded',
+      );
+      return;
+    }
     const logs: number[] = [];
     // Oldest first (names are window starts): the sealed files keep the newest indexes parsed.
     const startOf = (name: string): number => Number(/^\d+/.exec(name)?.[0] ?? -1);
-    const names = readdirSync(this.dir).sort((a, b) => startOf(a) - startOf(b));
-    for (const name of names) {
-      const match = /^(\d+)\.(seg|wal)$/.exec(name);
-      if (match === null) {
-        // A temporary file of a segment write that did not finish.
-        if (name.endsWith('.tmp')) rmSync(join(this.dir, name), { force: true });
+    entries.sort((a, b) => startOf(a.name) - startOf(b.name));
+    for (const entry of entries) {
+      const { name } = entry;
+      const file = this.windowFileOf(name);
+      if (file === undefined) {
+        // A temporary file of a write that did not finish.
+        if (name.endsWith('.tmp') && entry.isFile()) rmSync(join(this.dir, name), { force: true });
+        else this.logger.warn({ file: join(this.dir, name) }, 'metrics history: foreign entry ignored');
         continue;
       }
-      const startSec = Number(match[1]);
-      if (match[2] === 'wal') logs.push(startSec);
-      else this.sealed.load(startSec, join(this.dir, name));
+      if (!entry.isFile()) this.setAside(name, 'not a regular file');
+      else if (file.kind === 'wal') logs.push(file.startSec);
+      else this.sealed.load(file.startSec, join(this.dir, name));
     }
     logs.sort((a, b) => a - b);
     for (const startSec of logs) {
       // A log whose segment exists was sealed just before a crash; the segment is complete.
-      if (this.sealed.has(startSec)) rmSync(this.logPath(startSec), { force: true });
-      else this.openWindow(startSec);
+      if (this.sealed.has(startSec)) {
+        rmSync(this.logPath(startSec), { force: true });
+        continue;
+      }
+      this.sealOnLoad();
+      try {
+        this.openWindow(startSec);
+      } catch (error) {
+        this.setAside(`${startSec}.wal`, (error as Error).message);
+      }
     }
     const newestSealed = this.sealed.newestStartSec;
     if (this.newestStep < 0 && newestSealed !== undefined) {
@@ -170,9 +195,57 @@ export class Tier {
 
   private openWindow(startSec: number): void {
     this.seal();
-    const { stepSec } = this.options;
-    this.open = new OpenWindow(this.logPath(startSec), startSec, stepSec, this.newestStep, this.logger);
+    // Made again here: the directory may have been unusable at load, or removed since.
+    makeDirectorySync(this.dir, 0o700);
+    const { stepSec, windowSec } = this.options;
+    const window = { startSec, stepSec, windowSec };
+    this.open = new OpenWindow(this.logPath(startSec), window, this.newestStep, this.logger);
     this.newestStep = this.open.newestStepSec;
+  }
+
+  /** Seals the window opened from an older log; a failure leaves that log for the next start. */
+  private sealOnLoad(): void {
+    try {
+      this.seal();
+    } catch (error) {
+      this.logger.error(
+        { problem: (error as Error).message },
+        'metrics history: sealing a window failed; its log is kept for the next start',
+      );
+    }
+  }
+
+  /**
+   * The window start and kind of a file name of this tier (`<start>.seg`, `<start>.wal`, the
+   * start a multiple of the window); `undefined` for any other name.
+   */
+  private windowFileOf(name: string): { startSec: number; kind: 'seg' | 'wal' } | undefined {
+    const match = /^(\d{1,15})\.(seg|wal)$/.exec(name);
+    if (match === null) return undefined;
+    const startSec = Number(match[1]);
+    if (startSec % this.options.windowSec !== 0) return undefined;
+    return { startSec, kind: match[2] as 'seg' | 'wal' };
+  }
+
+  /**
+   * Moves an entry that has a window file's name but cannot be read as one to `<name>.damaged`
+   * (kept for inspection, and out of the way of the window's own file), with one warning.
+   */
+  private setAside(name: string, problem: string): void {
+    const path = join(this.dir, name);
+    const damaged = `${path}.damaged`;
+    try {
+      renameSync(path, damaged);
+      this.logger.warn(
+        { file: path, problem, movedTo: damaged },
+        'metrics history: unreadable entry set aside',
+      );
+    } catch (error) {
+      this.logger.warn(
+        { file: path, problem, moveFailed: (error as Error).message },
+        'metrics history: unreadable entry skipped',
+      );
+    }
   }
 
   private logPath(startSec: number): string {

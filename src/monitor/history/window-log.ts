@@ -1,17 +1,20 @@
-import { closeSync, ftruncateSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
-import { METRIC_INDEX, CATALOG } from '../store/index.js';
+import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
+import { writeAll, writeFileAtomicSync } from './atomic-file.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
-import { frameRecord, scanRecords } from './record-frame.js';
-import { describeSeries, KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
+import { frameLogRecord, scanLog, type DamagedSpan } from './log-frame.js';
+import { KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
+import { encodeSeriesTable, SeriesTables } from './series-table.js';
 
 /**
  * The write-ahead log of a tier's open window (`<window start>.wal`): one record per flushed step,
- * appended with a single write. A record holds the step time, the series first seen in this file
- * (defined once, then referred to by number) and one point per series that had samples. The
- * window's chunks are rebuilt from it after a restart; a torn last record is cut off.
+ * appended with a single write (framing: log-frame.ts). A record stands alone: the step time, the
+ * series table of its points (series-table.ts: names and labels, each string once) and per series
+ * its column count and values. So a record after a damaged one reads as well as any other: damage
+ * loses the records it touches and nothing else. The window's chunks are rebuilt from it after a
+ * restart.
  */
 
-/** One point of a flushed step: series reference in this log and its column values. */
+/** One point of a flushed step: its series and its column values. */
 export interface LoggedPoint {
   series: SeriesInfo;
   values: readonly number[];
@@ -23,88 +26,88 @@ export interface LoggedStep {
   points: LoggedPoint[];
 }
 
-export interface ReadLog {
-  steps: LoggedStep[];
-  /** Series defined in the file, by reference number. */
-  series: SeriesInfo[];
-  /** Bytes of intact records; the file is cut to this length before appending again. */
-  intactBytes: number;
-  problem: string | undefined;
-  /** Points of series whose metric is no longer in the catalog (dropped). */
-  unknownPoints: number;
+/** The window a log belongs to, seconds: a record whose step is not one of its steps is damaged. */
+export interface LogWindow {
+  startSec: number;
+  stepSec: number;
+  windowSec: number;
 }
 
-/** Reads a window log; a missing file reads as empty. Never throws for bad content. */
-export function readWindowLog(path: string): ReadLog {
+export interface ReadLog {
+  steps: LoggedStep[];
+  /** The intact records' framed bytes, in file order: what a damaged log is rewritten with. */
+  records: Uint8Array[];
+  /** Spans without an intact record, and records that do not decode, in file order. */
+  damaged: DamagedSpan[];
+}
+
+/**
+ * Reads a window log; a missing file reads as empty. Damaged bytes are reported in `damaged` and
+ * the records around them kept; throws only when the file cannot be read (not a file, permissions).
+ */
+export function readWindowLog(path: string, window: LogWindow): ReadLog {
+  const result: ReadLog = { steps: [], records: [], damaged: [] };
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      return { steps: [], series: [], intactBytes: 0, problem: undefined, unknownPoints: 0 };
-    }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return result;
     throw error;
   }
-  const scanned = scanRecords(bytes);
-  const result: ReadLog = {
-    steps: [],
-    series: [],
-    intactBytes: scanned.intactBytes,
-    problem: scanned.problem,
-    unknownPoints: 0,
-  };
-  let offset = 0;
-  for (const payload of scanned.payloads) {
+  const scanned = scanLog(bytes);
+  result.damaged = scanned.damaged;
+  // Consecutive records mostly carry the same series table: each distinct one is parsed once.
+  const tables = new SeriesTables(2);
+  for (const record of scanned.records) {
     try {
-      result.steps.push(decodeStep(payload, result));
-    } catch (error) {
-      // A record with a good checksum but bad content: written by a different version. Stop here.
-      result.problem = `undecodable record after byte ${offset}: ${(error as Error).message}`;
-      result.intactBytes = offset;
-      break;
+      result.steps.push(decodeStep(record.payload, window, tables));
+      result.records.push(bytes.subarray(record.start, record.end));
+    } catch {
+      // A good checksum over content this reader does not accept (a step outside the window).
+      result.damaged.push({ from: record.start, to: record.end });
     }
-    offset += payload.length + 8;
   }
+  result.damaged.sort((a, b) => a.from - b.from);
   return result;
 }
 
-function decodeStep(payload: Uint8Array, log: ReadLog): LoggedStep {
+/** One record's step; points of series whose metric is no longer in the catalog are dropped. */
+function decodeStep(payload: Uint8Array, window: LogWindow, tables: SeriesTables): LoggedStep {
   const reader = new ByteReader(payload);
   const stepSec = reader.varint();
-  const definitions = reader.varint();
-  for (let i = 0; i < definitions; i++) {
-    const name = reader.string();
-    const labelCount = reader.varint();
-    const labels: string[] = [];
-    for (let l = 0; l < labelCount; l++) labels.push(reader.string());
-    const metricIndex = METRIC_INDEX.get(name) ?? -1;
-    log.series.push(describeSeries(metricIndex, labels));
-  }
-  const count = reader.varint();
+  const offset = stepSec - window.startSec;
+  if (offset < 0 || offset >= window.windowSec || offset % window.stepSec !== 0)
+    throw new RangeError(`step ${stepSec} is not a step of the window`);
+  const series = tables.decode(reader.bytesField());
   const points: LoggedPoint[] = [];
-  for (let i = 0; i < count; i++) {
-    const series = log.series[reader.varint()];
-    if (series === undefined) throw new RangeError('point of an undefined series');
+  for (const info of series) {
+    const columns = reader.u8();
     const values: number[] = [];
-    for (let c = 0; c < KIND_COLUMNS[series.kind].length; c++) values.push(reader.f64());
-    if (series.metricIndex < 0) log.unknownPoints++;
-    else points.push({ series, values });
+    for (let c = 0; c < columns; c++) values.push(reader.f64());
+    if (info === undefined) continue;
+    if (columns !== KIND_COLUMNS[info.kind].length) throw new RangeError('column count of the kind');
+    points.push({ series: info, values });
   }
+  if (!reader.done) throw new RangeError('bytes after the last point');
   return { stepSec, points };
 }
 
-/** Appends step records to a window log; knows which series the file already defines. */
+/** Appends step records to a window log. */
 export class WindowLogWriter {
   private readonly fd: number;
-  private readonly refs = new Map<string, number>();
   private bytes: number;
+  /** The series of the last record and their encoded table: reused while the series stay the same. */
+  private tableSeries: readonly SeriesInfo[] = [];
+  private table: Uint8Array = encodeSeriesTable([]);
 
-  /** Opens `path` for appending after cutting it to `intactBytes` (drops a torn tail). */
+  /**
+   * Opens `path` for appending. A log read with damage is first rewritten with its intact records
+   * only (temporary file, fsync, rename), so the damage is reported once and the file is whole again.
+   */
   constructor(path: string, existing: ReadLog | undefined) {
-    if (existing !== undefined && existing.problem !== undefined) truncateSync(path, existing.intactBytes);
+    if (existing !== undefined && existing.damaged.length > 0) writeFileAtomicSync(path, existing.records);
     this.fd = openSync(path, 'a', 0o600);
-    this.bytes = existing?.intactBytes ?? 0;
-    existing?.series.forEach((series, ref) => this.refs.set(series.key, ref));
+    this.bytes = fstatSync(this.fd).size;
   }
 
   get byteLength(): number {
@@ -113,42 +116,38 @@ export class WindowLogWriter {
 
   /**
    * Writes one step with one write call: a crash leaves either the whole record or a torn one
-   * that the next start detects. No fsync: a killed process loses nothing the kernel has; a power
+   * that the next start skips. No fsync: a killed process loses nothing the kernel has; a power
    * loss may lose the last records, which the checksums then detect.
    */
   appendStep(stepSec: number, points: readonly LoggedPoint[]): void {
     const body = new ByteWriter(64 + points.length * 20);
     body.varint(stepSec);
-    // New references take effect only once the record is written (a failed write defines nothing).
-    const fresh: SeriesInfo[] = [];
-    const freshRefs = new Map<string, number>();
-    for (const { series } of points) {
-      if (this.refs.has(series.key) || freshRefs.has(series.key)) continue;
-      freshRefs.set(series.key, this.refs.size + fresh.length);
-      fresh.push(series);
-    }
-    body.varint(fresh.length);
-    for (const series of fresh) {
-      body.string(CATALOG[series.metricIndex]!.name);
-      body.varint(series.labelValues.length);
-      for (const value of series.labelValues) body.string(value);
-    }
-    body.varint(points.length);
-    for (const { series, values } of points) {
-      body.varint(this.refs.get(series.key) ?? freshRefs.get(series.key)!);
+    body.bytesField(this.tableOf(points));
+    for (const { values } of points) {
+      body.u8(values.length);
       for (const value of values) body.f64(value);
     }
-    const framed = frameRecord(body.finish());
+    const framed = frameLogRecord(body.finish());
+    // The file's own size, not a count of our writes: it may have been cut or grown from outside.
+    const before = fstatSync(this.fd).size;
     try {
-      let written = 0;
-      while (written < framed.length) written += writeSync(this.fd, framed, written);
+      writeAll(this.fd, framed);
     } catch (error) {
-      // Cut a partial record off, so the records appended after it stay readable.
-      ftruncateSync(this.fd, this.bytes);
+      // Cut a partial record off (the next start would skip it anyway, with a warning).
+      ftruncateSync(this.fd, before);
       throw error;
     }
-    this.bytes += framed.length;
-    for (const [key, ref] of freshRefs) this.refs.set(key, ref);
+    this.bytes = before + framed.length;
+  }
+
+  /** The encoded series table of `points` (the last one when they have the same series in the same order). */
+  private tableOf(points: readonly LoggedPoint[]): Uint8Array {
+    const last = this.tableSeries;
+    if (last.length === points.length && points.every((point, i) => point.series === last[i]))
+      return this.table;
+    this.tableSeries = points.map((point) => point.series);
+    this.table = encodeSeriesTable(this.tableSeries);
+    return this.table;
   }
 
   close(): void {

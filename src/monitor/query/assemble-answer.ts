@@ -1,7 +1,7 @@
 import type { MetricHistory } from '../history/index.js';
 import type { MetricStore } from '../store/index.js';
 import type { QueryDeadline } from './deadline.js';
-import { METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './evaluate.js';
+import { answerHead, METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './answer-text.js';
 import type { MetricsQuery } from './parse.js';
 import {
   historyRangeOf,
@@ -34,8 +34,10 @@ const allocateUnpooled = (length: number): Buffer => Buffer.allocUnsafe(length);
  * The objects come from one `SeriesSource` per answer, so a second source of points (for example
  * history kept at a coarser step) can answer a series the same way.
  *
- * Undefined when the fragments decline (too many distinct steps in this snapshot): the caller
- * then evaluates the plain way. `allocate` gives the memory of the answer itself (answer-buffers.ts).
+ * `head` starts an answer from the raw window (the configured window and interval, `answerHead`);
+ * an answer from a history tier starts with the range and step it used instead. Undefined when the
+ * fragments decline (too many distinct steps in this snapshot): the caller then evaluates the
+ * plain way. `allocate` gives the memory of the answer itself (answer-buffers.ts).
  */
 export function assembleAnswer(
   store: MetricStore,
@@ -49,14 +51,17 @@ export function assembleAnswer(
   allocate: (length: number) => Buffer = allocateUnpooled,
 ): Buffer | undefined {
   const writer = new AnswerWriter(allocate);
+  const historyRange =
+    store.snapshotCount === 0 ? undefined : historyRangeOf(query, retention, store, history);
+  if (historyRange !== undefined) {
+    writer.push(Buffer.from(answerHead(historyRange)));
+    return assembleHistory(writer, fragments, history!, historyRange, selection, deadline);
+  }
   writer.push(head);
   if (store.snapshotCount === 0) {
     writer.push(ANSWER_END);
     return writer.toBuffer();
   }
-  const historyRange = historyRangeOf(query, retention, store, history);
-  if (historyRange !== undefined)
-    return assembleHistory(writer, fragments, history!, historyRange, selection, deadline);
   let source: SeriesSource;
   if (query.timerangeSec === undefined) {
     source = new LatestValues(fragments);

@@ -1,7 +1,7 @@
 import { CATALOG, compareLabelValues, type MetricStore } from '../store/index.js';
 import { describeSeries, pointsBetween, type MetricHistory } from '../history/index.js';
 import type { QueryDeadline } from './deadline.js';
-import { labelsJson, METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './evaluate.js';
+import { labelsJson, METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './answer-text.js';
 import { formatNumber } from './format-number.js';
 import { planPoints, tierStepOf, type HistoryRange } from './point-plan.js';
 import type { SeriesSelection } from './select.js';

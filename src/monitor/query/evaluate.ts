@@ -1,5 +1,6 @@
 import { CATALOG, type MetricStore } from '../store/index.js';
 import type { MetricHistory } from '../history/index.js';
+import { answerHead, labelsJson, METRICS_IN_NAME_ORDER, SERIES_PER_DEADLINE_CHECK } from './answer-text.js';
 import type { QueryDeadline } from './deadline.js';
 import { evaluateHistoryObjects } from './evaluate-history.js';
 import { formatNumber } from './format-number.js';
@@ -14,19 +15,6 @@ import {
   type Retention,
 } from './point-plan.js';
 import type { SeriesSelection } from './select.js';
-
-/** Catalog indices in name order: the order of the answer (SPEC §5.2). */
-export const METRICS_IN_NAME_ORDER: readonly number[] = CATALOG.map((_, index) => index).sort((a, b) =>
-  CATALOG[a]!.name < CATALOG[b]!.name ? -1 : 1,
-);
-
-/** Series between two looks at the clock. */
-export const SERIES_PER_DEADLINE_CHECK = 64;
-
-/** `{"timerange_sec":…,"interval_sec":…,"metrics":[`: how every answer starts. */
-export function answerHead(retention: Retention): string {
-  return `{"timerange_sec":${retention.rangeSec},"interval_sec":${retention.intervalSec},"metrics":[`;
-}
 
 /**
  * The JSON answer of a query against what the store holds now (SPEC §5.2), as text: the plain
@@ -44,12 +32,13 @@ export function evaluateQuery(
   deadline?: QueryDeadline,
   history?: MetricHistory,
 ): string {
-  const head = answerHead(retention);
-  if (store.snapshotCount === 0) return `${head}]}`;
+  if (store.snapshotCount === 0) return `${answerHead(retention)}]}`;
   const historyRange = historyRangeOf(query, retention, store, history);
   if (historyRange !== undefined) {
-    return `${head}${evaluateHistoryObjects(store, history!, historyRange, selection, deadline).join(',')}]}`;
+    const objects = evaluateHistoryObjects(store, history!, historyRange, selection, deadline);
+    return `${answerHead(historyRange)}${objects.join(',')}]}`;
   }
+  const head = answerHead(retention);
   const points =
     query.timerangeSec === undefined
       ? latestPoint(store)
@@ -97,13 +86,4 @@ function formatValues(store: MetricStore, id: number, points: PointPlan): string
     text += `${text === '' ? '' : ','}[${points.timesSec[k]!},${formatNumber(value)}]`;
   }
   return text;
-}
-
-/** `{"label":"value",…}` of a series, every label of its metric in catalog order. */
-export function labelsJson(names: readonly string[], values: readonly string[]): string {
-  let text = '{';
-  for (let i = 0; i < names.length; i++) {
-    text += `${i === 0 ? '' : ','}${JSON.stringify(names[i])}:${JSON.stringify(values[i] ?? '')}`;
-  }
-  return `${text}}`;
 }

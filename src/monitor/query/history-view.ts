@@ -6,7 +6,7 @@ import {
   type Tier,
   type TierPiece,
 } from '../history/index.js';
-import { labelsJson, METRICS_IN_NAME_ORDER } from './evaluate.js';
+import { labelsJson, METRICS_IN_NAME_ORDER } from './answer-text.js';
 import { formatNumber } from './format-number.js';
 import { tierStepOf, type PointPlan } from './point-plan.js';
 

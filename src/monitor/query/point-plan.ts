@@ -69,6 +69,8 @@ export function pointCountOf(query: MetricsQuery, retention: Retention, store: M
  */
 export interface HistoryRange {
   tier: Tier;
+  /** The range answered: `timerange_sec`, at most the longest retention (what the answer echoes). */
+  rangeSec: number;
   /** `interval_sec`, or the tier's step widened until the range has at most the allowed points. */
   intervalSec: number;
   /** Points of this query: `max(1, floor(min(T, longest retention) / I))`. */
@@ -105,7 +107,7 @@ export function historyRangeOf(
     ]);
   }
   const maxCount = Math.min(Math.max(1, Math.floor(tier.options.retentionSec / intervalSec)), maxPoints);
-  return { tier, intervalSec, count, maxCount };
+  return { tier, rangeSec, intervalSec, count, maxCount };
 }
 
 /** The start of the tier step that holds `timeSec`: the point a history-served `t_k` reads. */

@@ -1,6 +1,6 @@
 import { CATALOG, type MetricStore } from '../store/index.js';
 import type { MetricHistory } from '../history/index.js';
-import { labelsJson } from './evaluate.js';
+import { labelsJson } from './answer-text.js';
 import { formatNumber } from './format-number.js';
 import { BlockArena } from './block-arena.js';
 import { HistoryView } from './history-view.js';

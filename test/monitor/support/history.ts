@@ -1,4 +1,5 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
+import { MetricHistory } from '../../../src/monitor/history/index.js';
 import { describeSeries, type SeriesInfo } from '../../../src/monitor/history/series-kind.js';
 import { METRIC_INDEX } from '../../../src/monitor/store/store.js';
 
@@ -23,4 +24,17 @@ export function recordingLogger(): { logger: pino.Logger; lines: LoggedLine[] } 
 /** The series of one value (`fps`, `frame` …) of a running process's `restream_process` metric. */
 export function processSeries(process: string, value: string): SeriesInfo {
   return describeSeries(METRIC_INDEX.get('restream_process')!, [process, 'running', 'start', value]);
+}
+
+/** A history at `dir` with the default retentions and no size cap, loaded. */
+export function openHistory(dir: string, logger: Logger = pino({ level: 'silent' })): MetricHistory {
+  const history = new MetricHistory({
+    dir,
+    minuteRetentionDays: 7,
+    hourRetentionDays: 400,
+    maxSizeBytes: 0,
+    logger,
+  });
+  history.load();
+  return history;
 }
