@@ -1,5 +1,5 @@
 /** Default bound on cached tokens; about 0.5 KiB each, so a full cache holds a few MiB. */
-export const DEFAULT_CACHE_ENTRIES = 10_000;
+const DEFAULT_CACHE_ENTRIES = 10_000;
 
 /** Headers longer than this (characters) are verified every time rather than cached. */
 const MAX_CACHED_HEADER_LENGTH = 1024;

@@ -4,7 +4,7 @@ import '../http/route-config.js';
 import type { AccessVerifier } from './access-verifier.js';
 
 /** The one detail of every 401 from the guard (SPEC §3.5). */
-export const INVALID_TOKEN_DETAIL = 'Missing or invalid JWT token';
+const INVALID_TOKEN_DETAIL = 'Missing or invalid JWT token';
 
 /** A callback-style `onRequest` hook: no promise is allocated on the cached path. */
 export type Guard = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;

@@ -5,7 +5,7 @@ import { hasCanonicalSignature } from './compact-jws.js';
 import { KeySetUnavailableError, RemoteKeySet } from './remote-key-set.js';
 
 /** The only signature algorithms accepted from a provider (SPEC §3.3). */
-export const PROVIDER_ALGORITHMS = ['RS256', 'ES256'] as const;
+const PROVIDER_ALGORITHMS = ['RS256', 'ES256'] as const;
 
 /** Longest provider token we look at, characters. */
 const MAX_PROVIDER_TOKEN_LENGTH = 16 * 1024;

@@ -3,10 +3,10 @@ import { jwtVerify } from 'jose';
 import { hasCanonicalSignature } from './compact-jws.js';
 
 /** The `iss` of every token this server issues and the only one its guard accepts (SPEC §3.1). */
-export const TOKEN_ISSUER = 'streamcore';
+const TOKEN_ISSUER = 'streamcore';
 
 /** Longest token we try to verify, characters. Ours are about 300; anything far larger is junk. */
-export const MAX_TOKEN_LENGTH = 8192;
+const MAX_TOKEN_LENGTH = 8192;
 
 /** `{"alg":"HS256","typ":"JWT"}`, base64url: the same for every token. */
 const PROTECTED_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');

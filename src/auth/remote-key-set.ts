@@ -25,7 +25,7 @@ export interface RemoteKeySetOptions {
   maxBytes?: number;
 }
 
-export const KEY_SET_DEFAULTS = {
+const KEY_SET_DEFAULTS = {
   timeoutMs: 5_000,
   cooldownMs: 30_000,
   maxAgeMs: 600_000,

@@ -2,7 +2,7 @@ import { getPath, isPlainObject, rangeProblem, setPath, type Config } from '../c
 import { V16_FIELDS, V16_SECTIONS, V16_VERSION, type V16Field, type V16Kind } from './v16-fields.js';
 
 /** Where the config file keeps the v16 keys streamcore does not implement (and unknown ones). */
-export const STORED_SECTION = 'v16_unimplemented';
+const STORED_SECTION = 'v16_unimplemented';
 
 const FIELD_BY_PATH = new Map(V16_FIELDS.map((field) => [field.path, field]));
 

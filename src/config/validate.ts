@@ -127,7 +127,7 @@ export function parseListenAddress(address: string): { host: string; port: numbe
 }
 
 /** A DNS name (RFC 1123 labels) or an IP address, as clients put it into URLs. */
-export function isHostName(value: string): boolean {
+function isHostName(value: string): boolean {
   if (isIP(value) !== 0) return true;
   if (value.length === 0 || value.length > 253) return false;
   return value.split('.').every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label));

@@ -22,7 +22,7 @@ export { addVary } from './vary.js';
 export { describeJsonSyntaxError } from './json-syntax-error.js';
 export { EncodedBody } from './encoded-body.js';
 export { gzipInPieces } from './parallel-gzip.js';
-export { LentBuffer } from './lent-buffer.js';
+export { ScratchBuffer } from './scratch-buffer.js';
 export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 export { holdsVersion, strongEtag } from './etag.js';
 export { AddressList } from './address-list.js';

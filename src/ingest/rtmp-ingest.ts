@@ -6,7 +6,7 @@ import { IpIgnoreList } from '../session/index.js';
 import type { IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress, type IngestAddress } from './listen-address.js';
 import { RtmpServer } from './rtmp/index.js';
-import { rtmpPlaceholder } from './rtmp-placeholder.js';
+import { rtmpProcessUrl } from './rtmp-process-url.js';
 import { RtmpSessions } from './rtmp-sessions.js';
 
 /**
@@ -46,7 +46,7 @@ export function createRtmpIngest(
     });
     deps.lifecycle.onShutdown(() => rtmp.close());
   }
-  return { server, placeholder: (params) => rtmpPlaceholder(options, boundPort, params) };
+  return { server, placeholder: (params) => rtmpProcessUrl(options, boundPort, params) };
 }
 
 async function listenOn(

@@ -3,7 +3,7 @@ import type { PlaceholderTemplate } from '../process/index.js';
 import { IpIgnoreList, LiveSessions } from '../session/index.js';
 import type { IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress } from './listen-address.js';
-import { srtPlaceholder } from './srt-placeholder.js';
+import { srtProcessUrl } from './srt-process-url.js';
 import { loadSrtAddon, SrtServer, type SrtConnection } from './srt/index.js';
 
 /**
@@ -57,6 +57,6 @@ export function createSrtIngest(
   }
   return {
     server,
-    placeholder: (params, section) => srtPlaceholder(options, boundPort, params, section),
+    placeholder: (params, section) => srtProcessUrl(options, boundPort, params, section),
   };
 }

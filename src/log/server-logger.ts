@@ -25,7 +25,7 @@ export function createServerLogger(
  * whose log line fails the same way, forever: the server then spins and never stops on SIGTERM.
  * After the first error the lines go only to the other destinations (the ring buffer).
  */
-export function outputThatMayClose(stream: NodeJS.WritableStream): DestinationStream {
+function outputThatMayClose(stream: NodeJS.WritableStream): DestinationStream {
   let closed = false;
   stream.on('error', () => {
     closed = true;

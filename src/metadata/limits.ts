@@ -11,7 +11,7 @@ export const METADATA_LIMITS = {
 } as const;
 
 /** Problems of a key, one line each (empty: fine). */
-export function checkKey(key: string): string[] {
+function checkKey(key: string): string[] {
   if (key === '') return ['key: must not be empty'];
   if (key.length > METADATA_LIMITS.maxKeyChars) {
     return [`key: ${key.length} characters, at most ${METADATA_LIMITS.maxKeyChars} allowed`];

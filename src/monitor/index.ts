@@ -1,10 +1,4 @@
-export {
-  CATALOG,
-  CATALOG_BY_NAME,
-  PROCESS_STATES,
-  type MetricName,
-  type ProcessState,
-} from './store/index.js';
+export { CATALOG, PROCESS_STATES, type MetricName, type ProcessState } from './store/index.js';
 export type { Collector, Emit } from './collectors/collector.js';
 export { Monitor, type MonitorDeps } from './monitor.js';
 export { MetricStore } from './store/index.js';

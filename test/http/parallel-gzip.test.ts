@@ -67,7 +67,7 @@ describe('gzip in pieces', () => {
       assert.ok(plain.body.length > 300_000);
       assert.ok(gunzipSync(gzipped.body).equals(plain.body));
 
-      // The list is built in a buffer kept between requests (LentBuffer); requests at once get
+      // The list is built in a buffer kept between requests (ScratchBuffer); requests at once get
       // their own, and a shorter list after a longer one carries nothing of it.
       const random = seededRandom(7);
       const filters = ['config,report,metadata', 'report,metadata', 'metadata', 'config,metadata'];

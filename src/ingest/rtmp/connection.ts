@@ -144,7 +144,7 @@ export class RtmpConnection implements PlayerSink {
         }
         return;
       case MessageType.DATA_AMF0:
-        if (this.isPublishing(message)) this.onData0(message.payload);
+        if (this.isPublishing(message)) this.onMetadataMessage(message.payload);
         return;
       default:
         // Acknowledgements, user control, bandwidth, AMF3 data, aggregates: nothing we act on.
@@ -156,7 +156,7 @@ export class RtmpConnection implements PlayerSink {
     return this.role === 'publisher' && message.streamId === this.publishStreamId;
   }
 
-  private onData0(payload: Buffer): void {
+  private onMetadataMessage(payload: Buffer): void {
     const values = decodeAmf0(payload);
     // ffmpeg and OBS send `@setDataFrame("onMetaData", {...})`; players expect `onMetaData({...})`.
     const start = values[0] === '@setDataFrame' ? 1 : 0;

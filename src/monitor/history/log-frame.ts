@@ -12,9 +12,9 @@ import { crc32 } from 'node:zlib';
  * intact payload look like a different record. The marker also names the format: a log of another
  * format has no record this reader accepts.
  */
-export const LOG_SYNC_MARKER: Uint8Array = Uint8Array.of(0xd3, 0x1c, 0xa7, 0x5e);
+const LOG_SYNC_MARKER: Uint8Array = Uint8Array.of(0xd3, 0x1c, 0xa7, 0x5e);
 
-export const LOG_FRAME_HEADER_BYTES = 12;
+const LOG_FRAME_HEADER_BYTES = 12;
 
 /** Largest payload accepted: a corrupt length field must not make the reader hash gigabytes. */
 const MAX_LOG_PAYLOAD_BYTES = 64 << 20;

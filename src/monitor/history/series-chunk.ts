@@ -85,7 +85,7 @@ let ramp = new Int32Array(0);
  * into `values` (one per point). Throws when the steps are not increasing from `firstStep` (a
  * corrupt chunk).
  */
-export function decodeSeriesValues(
+function decodeSeriesValues(
   stepBytes: Uint8Array,
   valueBytes: Uint8Array,
   prediction: ColumnPrediction,

@@ -26,7 +26,7 @@ export function encodeSeriesTable(series: readonly SeriesInfo[]): Uint8Array {
 }
 
 /** Parses a series table; `undefined` for a series whose metric is no longer in the catalog. */
-export function decodeSeriesTable(bytes: Uint8Array): (SeriesInfo | undefined)[] {
+function decodeSeriesTable(bytes: Uint8Array): (SeriesInfo | undefined)[] {
   const reader = new ByteReader(bytes);
   const strings: string[] = [];
   for (let i = reader.varint(); i > 0; i--) strings.push(reader.string());

@@ -13,7 +13,7 @@ export interface Retention {
  * Sample and hold repeats a value for every point, so without a bound a small `interval_sec` over
  * a long retention could make one answer arbitrarily large.
  */
-export const MAX_POINTS_PER_SERIES = 10_000;
+const MAX_POINTS_PER_SERIES = 10_000;
 
 /**
  * The points of a time-series answer for one step `intervalSec` (SPEC §5.2): `t_k = end − (N − 1 −

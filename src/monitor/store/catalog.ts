@@ -78,11 +78,6 @@ export interface MetricDescriptor {
 
 export type MetricName = (typeof CATALOG)[number]['name'];
 
-/** Catalog entries by name, for O(1) lookups on the query path. */
-export const CATALOG_BY_NAME: ReadonlyMap<string, MetricDescriptor> = new Map(
-  CATALOG.map((descriptor) => [descriptor.name, descriptor]),
-);
-
 /** The six process states of SPEC §7.3, in the order the state-counter series are emitted. */
 export const PROCESS_STATES = ['finished', 'starting', 'running', 'finishing', 'failed', 'killed'] as const;
 export type ProcessState = (typeof PROCESS_STATES)[number];

@@ -1,7 +1,7 @@
-import { gzipInPieces, LentBuffer } from '../../http/index.js';
+import { gzipInPieces, ScratchBuffer } from '../../http/index.js';
 import type { ProcessEntry, ProcessService } from '../service/index.js';
 import type { ProcessPart } from './api-shapes.js';
-import { processListPieces, type JsonPieces } from './process-bytes.js';
+import { processListPieces, type JsonPieces } from './process-json-fragments.js';
 import { LIST_STATE_MAX_AGE_MS } from './published-state.js';
 import { sameElements } from './same-elements.js';
 
@@ -54,7 +54,7 @@ interface KeptAnswer {
 
 /**
  * Answers to the process list, kept while nothing in them changed. A list is the same bytes as
- * long as every piece it is made of is the same object (process-bytes.ts keeps each process's
+ * long as every piece it is made of is the same object (process-json-fragments.ts keeps each process's
  * config, report and head until they change, and the list's states for up to a second; see
  * published-state.ts), so an answer, gzip included, is reused when its pieces are identical, which
  * a walk over them tells for a few hundred processes in well under a millisecond. The states age,
@@ -66,8 +66,8 @@ interface KeptAnswer {
  */
 export class ListAnswers {
   private readonly kept = new Map<string, KeptAnswer>();
-  // The list before compression, written into the same memory each time (lent-buffer.ts).
-  private readonly buffer = new LentBuffer();
+  // The list before compression, written into the same memory each time (scratch-buffer.ts).
+  private readonly buffer = new ScratchBuffer();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private answeredAheadCount = 0;

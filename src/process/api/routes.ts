@@ -7,7 +7,7 @@ import { globSyntaxProblem } from './glob-syntax.js';
 import { isObject } from '../config/index.js';
 import { COMMANDS, type Command, type ProcessService } from '../service/index.js';
 import { ListAnswers, type ListQuestion } from './list-answers.js';
-import { configBytesOf, processBytes, reportBytesOf } from './process-bytes.js';
+import { configBytesOf, processBytes, reportBytesOf } from './process-json-fragments.js';
 import { stateViewJson } from './views.js';
 
 type IdParams = { Params: { id: string } };
@@ -122,7 +122,7 @@ function sendJson(reply: FastifyReply, value: unknown): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(JSON.stringify(value));
 }
 
-/** Sends JSON that is already encoded (see process-bytes.ts). */
+/** Sends JSON that is already encoded (see process-json-fragments.ts). */
 function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(bytes);
 }

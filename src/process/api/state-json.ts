@@ -41,7 +41,7 @@ const progressTexts = new WeakMap<ProgressValues, string>();
 const commandTexts = new WeakMap<readonly string[], string>();
 
 /** `JSON.stringify(toProgress(progress))`. */
-export function progressJson(progress: ProgressValues): string {
+function progressJson(progress: ProgressValues): string {
   let inputs = '';
   for (const stream of progress.inputs) inputs += (inputs === '' ? '' : ',') + streamJson(stream, false);
   let outputs = '';

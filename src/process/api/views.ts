@@ -4,7 +4,7 @@ import type { ProcessEntry, ProcessService } from '../service/index.js';
 import { stateJson } from './state-json.js';
 
 /** `/state` of one process. */
-export function stateView(service: ProcessService, entry: ProcessEntry): StateView {
+function stateView(service: ProcessService, entry: ProcessEntry): StateView {
   return toState(stateInput(service, entry));
 }
 

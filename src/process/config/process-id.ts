@@ -3,7 +3,7 @@
  * longer than its `maxParamLength` (1000, src/http/server.ts) before decoding it, so a longer id
  * could be created and then never be read, updated or deleted (issue 10 item 8).
  */
-export const MAX_ENCODED_ID_LENGTH = 1000;
+const MAX_ENCODED_ID_LENGTH = 1000;
 
 // Any C0 or C1 control character or DEL: invisible in logs and listings, and unsafe in headers.
 // eslint-disable-next-line no-control-regex

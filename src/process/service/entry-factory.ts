@@ -31,7 +31,7 @@ import type { ProcessEntry } from './process-entry.js';
 import { VstatsChannel } from '../progress/index.js';
 
 /** Bounds on what one child's output may cost the server (see run.ts). */
-export const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };
+const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };
 
 export interface EntryFactoryDeps {
   config: Config;

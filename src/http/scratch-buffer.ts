@@ -5,7 +5,7 @@
  * 1 ms per 1.4 MB on this VM (docs/performance.md, "A full server"). While the buffer is lent, a
  * second borrower gets a fresh one, so concurrent requests never share bytes.
  */
-export class LentBuffer {
+export class ScratchBuffer {
   private buffer = Buffer.alloc(0);
   private lent = false;
 

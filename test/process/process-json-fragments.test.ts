@@ -11,7 +11,7 @@ import {
   processListBytes,
   processListPieces,
   reportBytesOf,
-} from '../../src/process/api/process-bytes.js';
+} from '../../src/process/api/process-json-fragments.js';
 import { ProcessReport, ProcessState, ProcessView } from '../../src/process/api/contract.js';
 import { publishedStateBytes } from '../../src/process/api/published-state.js';
 import { ProcessConfig } from '../../src/process/config/index.js';
@@ -53,7 +53,7 @@ function assertContractAnswer(kind: keyof typeof ANSWERS, bytes: Buffer | string
   assert.deepEqual(ANSWERS[kind].Errors(value).slice(0, 3), [], `${kind} ${what}`);
 }
 
-// The process routes answer from cached per-process fragments (process-bytes.ts); these must be the
+// The process routes answer from cached per-process fragments (process-json-fragments.ts); these must be the
 // bytes of the straightforward path, `JSON.stringify(processView(…))`, whatever the processes do.
 describe('process answers from cached fragments', () => {
   let server: TestServer;

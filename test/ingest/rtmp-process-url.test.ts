@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultConfig } from '../../src/config/schema.js';
-import { rtmpPlaceholder } from '../../src/ingest/rtmp-placeholder.js';
+import { rtmpProcessUrl } from '../../src/ingest/rtmp-process-url.js';
 import { replacePlaceholders, resolveConfig } from '../../src/process/config/placeholders.js';
 
 describe('{rtmp} placeholder', () => {
   const options = { ...defaultConfig().rtmp, enable: true };
 
   it('builds the URL as the reference does, with app, token and the bound port', () => {
-    assert.equal(rtmpPlaceholder(options, undefined, { name: 'x' }), 'rtmp://127.0.0.1:1935/x');
+    assert.equal(rtmpProcessUrl(options, undefined, { name: 'x' }), 'rtmp://127.0.0.1:1935/x');
     assert.equal(
-      rtmpPlaceholder({ ...options, address: '10.0.0.2:0', app: '/live', token: 'a b' }, 41_000, {
+      rtmpProcessUrl({ ...options, address: '10.0.0.2:0', app: '/live', token: 'a b' }, 41_000, {
         name: 'x',
       }),
       'rtmp://10.0.0.2:41000/live/x?token=a%20b',
     );
     assert.equal(
-      rtmpPlaceholder({ ...options, address: '[::1]:1935' }, undefined, {}),
+      rtmpProcessUrl({ ...options, address: '[::1]:1935' }, undefined, {}),
       'rtmp://[::1]:1935/{name}',
     );
   });

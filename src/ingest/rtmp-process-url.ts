@@ -7,12 +7,12 @@ import { parseListenAddress } from '../config/index.js';
  * 127.0.0.1 when the server listens on every interface (the reference writes `localhost`, which
  * may resolve to ::1 first). Without `name` the `{name}` part stays, as in the reference.
  */
-export function rtmpPlaceholder(
+export function rtmpProcessUrl(
   options: Config['rtmp'],
   boundPort: number | undefined,
   params: Readonly<Record<string, string>>,
 ): string {
-  const { host, port } = placeholderHost(options.address, boundPort, 1935);
+  const { host, port } = processUrlHost(options.address, boundPort, 1935);
   let url = `rtmp://${host}:${port}`;
   if (options.app !== '/') url += options.app.replace(/\/+$/, '');
   url += `/${params.name ?? '{name}'}`;
@@ -25,7 +25,7 @@ export function rtmpPlaceholder(
  * 127.0.0.1 when it listens on every interface; the bound port (port 0 picks one), else the
  * configured one.
  */
-export function placeholderHost(
+export function processUrlHost(
   listenAddress: string,
   boundPort: number | undefined,
   defaultPort: number,

@@ -5,7 +5,7 @@ import { defaultConfig } from '../../src/config/schema.js';
 import { validateConfig } from '../../src/config/validate.js';
 import { createSrtIngest } from '../../src/ingest/srt-ingest.js';
 import { loadSrtAddon } from '../../src/ingest/srt/index.js';
-import { srtPlaceholder } from '../../src/ingest/srt-placeholder.js';
+import { srtProcessUrl } from '../../src/ingest/srt-process-url.js';
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js';
 import { replacePlaceholders } from '../../src/process/config/placeholders.js';
 
@@ -14,19 +14,19 @@ describe('{srt} placeholder', () => {
 
   it('builds the caller URL as the reference does, the mode from the parameter or the section', () => {
     assert.equal(
-      srtPlaceholder(options, undefined, { name: 'x', mode: 'publish' }, 'input'),
+      srtProcessUrl(options, undefined, { name: 'x', mode: 'publish' }, 'input'),
       'srt://127.0.0.1:6000?mode=caller&transtype=live&latency=20000&streamid=x,mode:publish',
     );
     assert.equal(
-      srtPlaceholder(options, undefined, { name: 'x' }, 'output'),
+      srtProcessUrl(options, undefined, { name: 'x' }, 'output'),
       'srt://127.0.0.1:6000?mode=caller&transtype=live&latency=20000&streamid=x,mode:publish',
     );
     assert.equal(
-      srtPlaceholder(options, undefined, { name: 'x', mode: 'bogus' }, 'input'),
+      srtProcessUrl(options, undefined, { name: 'x', mode: 'bogus' }, 'input'),
       'srt://127.0.0.1:6000?mode=caller&transtype=live&latency=20000&streamid=x,mode:request',
     );
     assert.equal(
-      srtPlaceholder(
+      srtProcessUrl(
         { ...options, address: '[::1]:0', token: 'se,cret', passphrase: 'long-enough-pass' },
         41_000,
         { name: 'cam.stream', mode: 'request', latency: '120000' },
@@ -36,13 +36,13 @@ describe('{srt} placeholder', () => {
         ',token:se,cret&passphrase=long-enough-pass',
     );
     assert.equal(
-      srtPlaceholder(options, undefined, {}, 'global'),
+      srtProcessUrl(options, undefined, {}, 'global'),
       'srt://127.0.0.1:6000?mode=caller&transtype=live&latency=20000&streamid={name},mode:request',
     );
   });
 
   it('is what {srt,name=…,mode=…} in a process address expands to', () => {
-    const templates = { srt: srtPlaceholder.bind(null, options, 7000) };
+    const templates = { srt: srtProcessUrl.bind(null, options, 7000) };
     assert.equal(
       replacePlaceholders('{srt,name=$processid,mode=publish}', { processid: 'p1' }, templates, 'output'),
       'srt://127.0.0.1:7000?mode=caller&transtype=live&latency=20000&streamid=p1,mode:publish',

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import { placeholderHost } from './rtmp-placeholder.js';
+import { processUrlHost } from './rtmp-process-url.js';
 
 /** Latency the placeholder asks for unless `latency=` is given: 20 ms in µs, as the reference. */
 const DEFAULT_LATENCY_US = '20000';
@@ -11,13 +11,13 @@ const DEFAULT_LATENCY_US = '20000';
  * the default. Token and passphrase are written raw because ffmpeg reads srt:// options raw;
  * the config refuses values that would break the URL.
  */
-export function srtPlaceholder(
+export function srtProcessUrl(
   options: Config['srt'],
   boundPort: number | undefined,
   params: Readonly<Record<string, string>>,
   section: 'input' | 'output' | 'global',
 ): string {
-  const { host, port } = placeholderHost(options.address, boundPort, 6000);
+  const { host, port } = processUrlHost(options.address, boundPort, 6000);
   const mode =
     params.mode === 'publish' || params.mode === 'request'
       ? params.mode
