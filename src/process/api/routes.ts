@@ -22,12 +22,11 @@ type Query = Record<string, string | string[] | undefined>;
 const PIECEWISE_GZIP_BYTES = 256 * 1024;
 const GZIP_PIECES = Math.min(4, availableParallelism());
 /**
- * zlib level for those lists: the default. While the list was deflated on every request, level 3
- * was used (3.1 ms for the 1.4 MB list of 200 processes against 7.4-7.9 ms, but 60 KB instead of
- * 23 KB). Now a list that is polled is compressed once a second ahead of its requests
- * (list-answers.ts), so the smaller answer, which a UI on a slow link receives every second, costs
- * no request its time; a list built on request (nobody asked for it lately, or a process changed)
- * pays the difference (docs/performance.md, "A full server", fifth pass).
+ * zlib level for those lists: the default, whose answer is a third of level 3's (23 KB against
+ * 60 KB for 200 processes) for about twice the CPU. A list that is polled is compressed ahead of
+ * its requests (list-answers.ts), so the smaller answer, which a UI on a slow link receives every
+ * second, costs no request its time; a list built on request pays the difference
+ * (docs/performance.md, "A full server", fifth pass).
  */
 const LIST_GZIP_LEVEL = 6;
 
