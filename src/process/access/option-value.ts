@@ -21,7 +21,10 @@ export interface BooleanRange {
  *   64 bits is clamped, and the result is cut to the low 32 bits (`int`);
  * - and the result must lie in `range`.
  */
-export function readBooleanOption(text: string, range: BooleanRange = { min: 0, max: 1 }): number | undefined {
+export function readBooleanOption(
+  text: string,
+  range: BooleanRange = { min: 0, max: 1 },
+): number | undefined {
   let value: number | undefined;
   if (text === 'auto') value = -1;
   else if (matchesNameList(text, 'true,y,yes,enable,enabled,on')) value = 1;

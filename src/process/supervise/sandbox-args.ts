@@ -79,7 +79,11 @@ export function sandboxArgs(
  */
 function placeMounts(places: SandboxPlaces, program: string | undefined, fifo: string | undefined): Mount[] {
   // Host files at their own paths (a link's target shows there); `-try`: one may be missing.
-  const mounts: Mount[] = HOST_FILES.map((path) => ({ path, args: ['--ro-bind-try', path, path], hide: false }));
+  const mounts: Mount[] = HOST_FILES.map((path) => ({
+    path,
+    args: ['--ro-bind-try', path, path],
+    hide: false,
+  }));
   const writable = realPaths(places.writable());
   const readable = realPaths(places.readable());
   if (program !== undefined) {
