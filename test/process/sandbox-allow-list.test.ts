@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -277,7 +277,26 @@ describe('ffmpeg.binary anywhere: it runs in the sandbox or start-up stops (issu
     await chmod(binary, 0o755);
     await assert.rejects(
       startServer({ dir: serverDir, config: { ffmpeg: { binary } } }),
-      /ffmpeg\.binary ".*\/db\/ffmpeg" cannot run in the encoder sandbox: .* is not visible inside the sandbox .*db\.dir.*set ffmpeg\.sandbox to "off"/,
+      /ffmpeg\.binary ".*\/db\/ffmpeg" cannot run in the encoder sandbox \(bwrap: execvp .*\/db\/ffmpeg: No such file or directory\); .*db\.dir.*set ffmpeg\.sandbox to "off"/,
     );
+  });
+
+  it('stops start-up, saying why, when the binary needs what the sandbox does not show', async () => {
+    // A script whose interpreter lies outside every shown place: it runs on the host only.
+    const elsewhere = await mkdtemp('/var/tmp/streamcore-interpreter-');
+    try {
+      await copyFile('/bin/sh', join(elsewhere, 'sh'));
+      const binary = join(dir, 'script', 'ffmpeg');
+      await mkdir(join(dir, 'script'));
+      await writeFile(binary, standIn.replace('#!/bin/sh', `#!${elsewhere}/sh`));
+      await chmod(binary, 0o755);
+      assert.equal(spawnSync(binary, ['-version']).status, 0, 'it runs outside the sandbox');
+      await assert.rejects(
+        startServer({ config: { ffmpeg: { binary, sandbox: 'auto' } } }),
+        /ffmpeg\.binary ".*\/script\/ffmpeg" cannot run in the encoder sandbox \(bwrap: execvp .*: No such file or directory\); the sandbox shows/,
+      );
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -36,8 +36,9 @@ export interface EncoderSpawn {
  * (`ffmpeg.sandbox`: `auto` where it works, `on` or refuse to start, `off` never) and with the
  * parent-death signal (`setpriv`), so that bwrap, or the encoder itself, dies with the server.
  * Throws, with what to do, when `ffmpeg.sandbox` is `on` and bubblewrap does not work here, and
- * when the sandbox works but cannot show the encoder binary (`ffmpeg.binary` inside a hidden
- * place): encoders would never run, and turning the sandbox off for it is the operator's call.
+ * when the sandbox works but the encoder binary cannot run inside (`ffmpeg.binary` in a hidden
+ * place, or its libraries outside what the sandbox shows): encoders would never run, and turning
+ * the sandbox off for it is the operator's call.
  */
 export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<EncoderSpawn> {
   const { config, logger } = deps;
@@ -47,7 +48,7 @@ export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<Encode
   const places = sandboxPlaces(deps);
   // A binary that is not there is no sandbox problem: its processes fail with ENOENT, as without.
   const program = realProgram(config.ffmpeg.binary, process.env.PATH ?? '');
-  // Both probes at once (about 20 and 50 ms here).
+  // Both probes at once (about 20 and 60 ms here, the second running the binary).
   const [parentDeath, problem] = await Promise.all([
     probeParentDeathSignal(deps.spawn, setpriv),
     mode === 'off' ? undefined : probeSandbox(deps.spawn, bwrap, places, program),
@@ -65,11 +66,12 @@ export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<Encode
     );
     return { spawn, sandboxed: false };
   }
-  if (problem?.kind === 'program-hidden') {
+  if (problem?.kind === 'program-unusable') {
     throw new Error(
-      `ffmpeg.binary "${config.ffmpeg.binary}" cannot run in the encoder sandbox: ${problem.message} ` +
-        '(it lies in a place hidden from encoders: db.dir, metrics.history.dir, tls.key_file or the ' +
-        'config file\'s directory); install it elsewhere, or set ffmpeg.sandbox to "off"',
+      `ffmpeg.binary "${config.ffmpeg.binary}" cannot run in the encoder sandbox (${problem.message}); ` +
+        "the sandbox shows /usr, /bin, /sbin, /lib*, the binary's own directory and ffmpeg.access.*.paths, " +
+        "never db.dir, metrics.history.dir, tls.key_file or the config file's directory: install the " +
+        'binary, its interpreter and its libraries where it shows them, or set ffmpeg.sandbox to "off"',
     );
   }
   if (problem !== undefined) {

@@ -45,7 +45,9 @@ export function sandboxArgs(
   program: string | undefined = encoder.command.includes('/') ? encoder.command : undefined,
 ): string[] {
   const mounts = placeMounts(places, program, vstatsFifo(encoder.args));
-  const hiddenDirs = mounts.filter((mount) => mount.hide && mount.args[0] === '--tmpfs').map((m) => m.path);
+  const hiddenDirs = mounts
+    .filter((mount) => mount.hide && mount.args[0] === '--tmpfs')
+    .map((mount) => mount.path);
   return [
     '--die-with-parent',
     '--unshare-pid',

@@ -6,20 +6,19 @@ import type { SpawnFn } from './spawn.js';
 export interface SandboxProblem {
   /**
    * `unavailable`: bubblewrap does not work on this machine (missing, no user namespaces, a place
-   * it cannot mount). `program-hidden`: it works, but the encoder binary is not visible inside.
+   * it cannot mount). `program-unusable`: it works, but the encoder binary cannot run inside (it
+   * is not visible there, nor its interpreter, or its libraries are not).
    */
-  kind: 'unavailable' | 'program-hidden';
+  kind: 'unavailable' | 'program-unusable';
   message: string;
 }
 
-/** The probe's exit code for "the program is not there" (bwrap's own failures exit with 1). */
-const PROGRAM_MISSING = 97;
-
 /**
  * Whether bubblewrap confines a command here, with the places of real runs: undefined when it
- * does, else why not. With `program` (the encoder binary's real path) it checks inside the
- * sandbox that the binary is there and executable (`test -x`, run by `/bin/sh`); without, it runs
- * `true`.
+ * does, else why not. With `program` (the encoder binary's real path, as encoders are run) it
+ * runs `program -version` inside, and tells a program that cannot start there (bwrap's `execvp`
+ * fails, or the dynamic loader misses a library) from one that ran, whatever it answered (a
+ * stand-in need not be ffmpeg); without, it runs `true`.
  */
 export function probeSandbox(
   spawn: SpawnFn,
@@ -29,9 +28,7 @@ export function probeSandbox(
   timeoutMs = 5000,
 ): Promise<SandboxProblem | undefined> {
   const command =
-    program === undefined
-      ? { command: 'true', args: [] }
-      : { command: '/bin/sh', args: ['-c', `test -x "$1" || exit ${PROGRAM_MISSING}`, 'sh', program] };
+    program === undefined ? { command: 'true', args: [] } : { command: program, args: ['-version'] };
   return new Promise((resolve) => {
     let done = false;
     let stderr = '';
@@ -56,14 +53,23 @@ export function probeSandbox(
       unavailable(`${bwrap} did not finish within ${timeoutMs} ms`);
     }, timeoutMs);
     child.stderr?.on('data', (chunk: Buffer) => {
-      if (stderr.length < 2048) stderr += chunk.toString('utf8');
+      if (stderr.length < 4096) stderr += chunk.toString('utf8');
     });
     child.once('error', (error) => unavailable(`${bwrap}: ${error.message}`));
     child.once('close', (code) => {
-      if (code === 0) finish(undefined);
-      else if (code === PROGRAM_MISSING && program !== undefined)
-        finish({ kind: 'program-hidden', message: `${program} is not visible inside the sandbox` });
-      else unavailable(`${bwrap} exited with code ${code}: ${stderr.trim() || 'no message'}`);
+      if (code === 0) return finish(undefined);
+      const cannotStart = program === undefined ? undefined : startFailure(stderr);
+      if (cannotStart !== undefined) return finish({ kind: 'program-unusable', message: cannotStart });
+      // bwrap's own failures exit with 1 and say so; any other end is the program's own answer.
+      if (/^bwrap: /m.test(stderr) || program === undefined) {
+        return unavailable(`${bwrap} exited with code ${code}: ${stderr.trim() || 'no message'}`);
+      }
+      finish(undefined);
     });
   });
+}
+
+/** The line saying that the program could not start inside the sandbox, if there is one. */
+function startFailure(stderr: string): string | undefined {
+  return /^(bwrap: execvp .*|.*error while loading shared libraries.*)$/m.exec(stderr)?.[1];
 }
