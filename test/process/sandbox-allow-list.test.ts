@@ -130,6 +130,27 @@ describe('the sandbox shows an encoder only what it needs (issue 24 item 1)', ()
     }
   });
 
+  it('refuses a device format in every spelling ffmpeg opens it by', async () => {
+    const letThrough: string[] = [];
+    for (const [index, format] of [
+      'V4L2',
+      'video4linux2,v4l2',
+      'Video4Linux2,V4L2',
+      'video4linux2,v4',
+    ].entries()) {
+      const answer = await call<{ details?: string[] }>(on, 'POST', '/process', {
+        id: `device-${index}`,
+        input: [{ id: 'in', address: '/dev/video0', options: ['-f', format] }],
+        output: [{ id: 'out', address: '-', options: ['-f', 'null'] }],
+        autostart: false,
+      });
+      if (answer.status !== 400 || !/ffmpeg\.access\.devices/.test((answer.body.details ?? []).join('\n'))) {
+        letThrough.push(`${format}: ${answer.status}`);
+      }
+    }
+    assert.deepEqual(letThrough, []);
+  });
+
   it('copies nothing out through an HLS playlist whose segment names a file outside', async () => {
     const options = [
       '-allowed_extensions',

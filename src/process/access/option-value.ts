@@ -4,6 +4,17 @@
  * is also `-safe false`, `no`, `OFF`, `00`, `-0`, `+0`, ` 0`, `''`, `no,` and `4294967296`.
  */
 
+/**
+ * The format `-f <text>` selects, by the one of its names that identifies it (lower case):
+ * ffmpeg looks the text up with `av_match_name` against each format's comma-separated names
+ * (`video4linux2,v4l2`), so `V4L2`, `video4linux2` and `video4linux2,v4l2` all open the v4l2
+ * device. Where the text matches at all, its part before the first comma is one of those names.
+ */
+export function formatNameOf(text: string): string {
+  const first = text.split(',')[0] as string;
+  return first.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+}
+
 /** A boolean option's range (`AVOption.min` / `.max`); most are [0, 1], some allow -1 (auto). */
 export interface BooleanRange {
   min: number;

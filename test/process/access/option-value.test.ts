@@ -4,7 +4,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { matchesNameList, readBooleanOption } from '../../../src/process/access/option-value.js';
+import {
+  formatNameOf,
+  matchesNameList,
+  readBooleanOption,
+} from '../../../src/process/access/option-value.js';
 
 /**
  * Spellings of a boolean, with what ffmpeg 5.1 (libavutil/opt.c `set_string_bool`) sets a [0, 1]
@@ -130,5 +134,37 @@ describe('option values read like ffmpeg: the real ffmpeg agrees', () => {
       differing.map(([text]) => text),
       [],
     );
+  });
+});
+
+/** `-f` spellings of formats whose names are lists, with the name the policy reads from each. */
+const FORMAT_SPELLINGS: [string, string][] = [
+  ['v4l2', 'v4l2'],
+  ['V4L2', 'v4l2'],
+  ['video4linux2,v4l2', 'video4linux2'],
+  ['Video4Linux2,V4L2', 'video4linux2'],
+  ['video4linux2,v4', 'video4linux2'],
+  ['mov,mp4', 'mov'],
+];
+
+describe('option values read like ffmpeg: format names', () => {
+  for (const [text, name] of FORMAT_SPELLINGS) {
+    it(`-f ${text} is ${name}`, () => assert.equal(formatNameOf(text), name));
+  }
+
+  it('names the format the real ffmpeg opens for each spelling', () => {
+    // ffmpeg logs with the opened format's full name list: `[video4linux2,v4l2 @ 0x…]`.
+    for (const [text, name] of FORMAT_SPELLINGS) {
+      const run = spawnSync(
+        'ffmpeg',
+        ['-hide_banner', '-f', text, '-i', '/dev/null', '-t', '0', '-f', 'null', '-'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      const opened = /^\[([a-z0-9_,]+) @ /m.exec(run.stderr)?.[1];
+      assert.ok(opened !== undefined, `${text}: ${run.stderr}`);
+      assert.ok(opened.split(',').includes(name), `${text} opened ${opened}, not ${name}`);
+    }
   });
 });
