@@ -98,6 +98,15 @@ export const REFUSED_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['report', 'writes a log with the whole command line into the public disk filesystem'],
 ]);
 
+/**
+ * Boolean options whose default keeps a demuxer inside the directories the policy checked: a
+ * value ffmpeg does not read as `required` (option-value.ts, every spelling) is refused.
+ */
+export const GUARDED_BOOLEANS: ReadonlyMap<string, { required: number; because: string }> = new Map([
+  // The concat demuxer's safe mode: off, a list may name any file (absolute, `..`, protocols).
+  ['safe', { required: 1, because: 'with safe mode off a concat list may name any file' }],
+]);
+
 /** How the value of an option is used. */
 export type OptionUse =
   /** Another input address (`-i` inside an options list). */
