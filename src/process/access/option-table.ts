@@ -77,7 +77,7 @@ export const FLAG_OPTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The server's own options (SPEC §7.1 "options it needs for itself"): it reads progress and
+ * The server's own options (docs/processes.md#process-config "options it needs for itself"): it reads progress and
  * per-frame statistics through them, so a process config must not set or redirect them.
  */
 export const SERVER_OPTIONS: ReadonlySet<string> = new Set([
