@@ -62,4 +62,36 @@ describe('RTMP relay of one live stream', () => {
     stream.sweep();
     assert.equal(sink.closedFor, 'player fell behind');
   });
+  it('drops a player stuck between half and the whole bound, skipping every tag', () => {
+    const { stream, sink, clock } = pausedAfterCrossing();
+    // The first tag after the crossing is skipped; then the socket drains a little and stops, so
+    // the queue sits under the bound but above half of it: the player can neither resume nor
+    // cross the bound again, and would skip every tag for ever.
+    stream.pushMedia(MessageType.VIDEO, 200, KEYFRAME);
+    sink.queuedBytes = LIMITS.maxPlayerQueueBytes * 0.75;
+    for (let tag = 0; tag < 4; tag++) {
+      clock.nowMs += 600;
+      stream.pushMedia(MessageType.VIDEO, 240 + tag * 40, KEYFRAME);
+      stream.sweep();
+    }
+    assert.ok(stream.skippedTags >= 4, 'the tags after the crossing were skipped');
+    assert.equal(sink.closedFor, 'player fell behind');
+  });
+
+  it('keeps a player that joins and waits for a keyframe with an empty queue', () => {
+    const clock = { nowMs: 0 };
+    const stream = new LiveStream('/live/y', LIMITS, () => clock.nowMs);
+    stream.pushMedia(MessageType.VIDEO, 0, KEYFRAME);
+    const sink = new StalledSink();
+    stream.addPlayer(sink);
+    sink.queuedBytes = 0; // what the join wrote has been sent
+    const interFrame = Buffer.concat([Buffer.from([0x27, 1, 0, 0, 0]), Buffer.alloc(100)]);
+    for (let tag = 1; tag <= 10; tag++) {
+      clock.nowMs += 1000;
+      stream.pushMedia(MessageType.VIDEO, tag * 40, interFrame);
+      sink.queuedBytes = 0;
+      stream.sweep();
+    }
+    assert.equal(sink.closedFor, undefined);
+  });
 });

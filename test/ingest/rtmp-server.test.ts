@@ -200,7 +200,17 @@ describe('RTMP server against hostile peers', () => {
       }
       await waitFor(() => reader.mediaMessages >= 300, 'the reading player to keep up', 20_000);
       assert.ok(stream.skippedTags > 0, 'the slow player skipped');
-      await waitFor(() => stream.playerCount === 1, 'the slow player to be dropped', 10_000);
+      // The publisher goes on at a trickle: silent, it would be closed by the same 1.5 s idle
+      // time-out, and the stream with it, racing the slow player's drop.
+      const small = Buffer.concat([Buffer.from([0x27, 1, 0, 0, 0]), randomBytes(100)]);
+      let timestamp = 400 * 40;
+      const trickle = setInterval(() => flooder.sendMedia(9, (timestamp += 40), small), 200);
+      try {
+        await waitFor(() => stream.playerCount === 1, 'the slow player to be dropped', 10_000);
+      } finally {
+        clearInterval(trickle);
+      }
+      assert.equal(server.stream('/live/flood'), stream, 'the publisher stayed');
       flooder.close();
       reader.close();
       slow.close();

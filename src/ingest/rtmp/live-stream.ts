@@ -30,7 +30,7 @@ interface Player {
   readonly sink: PlayerSink;
   /** `live`: gets every tag; `waiting`: skips until a keyframe (joined or fell behind). */
   state: 'live' | 'waiting';
-  /** Since when the player has been over its queue bound, ms; undefined when it is not. */
+  /** Since when the player has been behind (see `isBehind`), ms; undefined when it is not. */
   behindSinceMs: number | undefined;
   skippedTags: number;
 }
@@ -40,8 +40,8 @@ interface Player {
  * header and the publisher's timestamp, and that buffer is written to every player. Metadata and
  * the sequence headers are kept for late joiners, and so is the group of pictures since the last
  * keyframe (bounded), so a new player starts at once with a decodable frame. A slow player skips:
- * over its queue bound it drops tags until its queue halved and a keyframe comes; over the bound
- * for longer than `maxBehindMs` it is disconnected. The publisher never waits for a player.
+ * over its queue bound it drops tags until its queue halved and a keyframe comes; behind for longer
+ * than `maxBehindMs` it is disconnected. The publisher never waits for a player.
  */
 export class LiveStream {
   private readonly players = new Set<Player>();
@@ -121,7 +121,7 @@ export class LiveStream {
   sweep(): void {
     const now = this.now();
     for (const player of [...this.players]) {
-      if (player.sink.queuedBytes <= this.limits.maxPlayerQueueBytes) player.behindSinceMs = undefined;
+      if (!this.isBehind(player)) player.behindSinceMs = undefined;
       // The write that crossed the bound may have been the last tag for a while (the publisher
       // paused or ended its burst): the sweep starts the clock then, not only the next tag.
       else if (player.behindSinceMs === undefined) player.behindSinceMs = now;
@@ -130,6 +130,18 @@ export class LiveStream {
         player.sink.close('player fell behind');
       }
     }
+  }
+
+  /**
+   * Over its queue bound, or skipping with a queue it has not halved yet: a player whose socket
+   * drained part of the queue and then stopped sits between half and the whole bound, skips every
+   * tag, and would never be dropped if only the bound counted. A player that just joined waits
+   * with an empty queue and is not behind.
+   */
+  private isBehind(player: Player): boolean {
+    const queued = player.sink.queuedBytes;
+    const bound = this.limits.maxPlayerQueueBytes;
+    return queued > bound || (player.state === 'waiting' && queued > bound / 2);
   }
 
   private offer(player: Player, bytes: Buffer, startsHere: boolean): void {
@@ -141,16 +153,17 @@ export class LiveStream {
       this.skippedTags++;
       return;
     }
-    player.behindSinceMs = undefined;
     if (player.state === 'waiting') {
       // Resume only with room to spare, so a player at the edge does not flap every tag.
       if (!startsHere || queued > this.limits.maxPlayerQueueBytes / 2) {
+        if (!this.isBehind(player)) player.behindSinceMs = undefined;
         player.skippedTags++;
         this.skippedTags++;
         return;
       }
       player.state = 'live';
     }
+    player.behindSinceMs = undefined;
     player.sink.write(bytes);
   }
 
