@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { writeFileAtomic, writeFileAtomicSync } from './atomic-file.js';
 import { encodeBlockColumn } from './block-column.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
@@ -29,12 +30,16 @@ export interface SealedChunk {
   chunk: SeriesChunkEncoder;
 }
 
-/** The first column's values while it is re-encoded (encoding is synchronous). */
-let firstColumn = new Float64Array(1024);
+/**
+ * The longest the encoding of a segment holds the event loop at a time, ms: a window of 10 000
+ * series takes a few hundred ms of CPU, which would otherwise delay requests and the next tick.
+ */
+const ENCODING_SLICE_MS = 5;
 
 /**
  * Writes a sealed window atomically (temporary file, fsync, rename) through the thread pool;
- * returns its size in bytes. The encoding runs before the first write.
+ * returns its size in bytes. The encoding runs first, in slices of `ENCODING_SLICE_MS` with the
+ * event loop's other work between them (the caller changes no chunk meanwhile).
  */
 export async function writeSegment(
   path: string,
@@ -42,7 +47,17 @@ export async function writeSegment(
   windowStartSec: number,
   chunks: readonly SealedChunk[],
 ): Promise<number> {
-  const parts = encodeSegment(stepSec, windowStartSec, chunks);
+  const encoding = encodeSegment(stepSec, windowStartSec, chunks);
+  let sliceStart = performance.now();
+  let step = encoding.next();
+  while (step.done !== true) {
+    if (performance.now() - sliceStart > ENCODING_SLICE_MS) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+    step = encoding.next();
+  }
+  const parts = step.value;
   await writeFileAtomic(path, parts);
   return parts[0]!.length + parts[1]!.length;
 }
@@ -54,17 +69,22 @@ export function writeSegmentSync(
   windowStartSec: number,
   chunks: readonly SealedChunk[],
 ): number {
-  const parts = encodeSegment(stepSec, windowStartSec, chunks);
+  const encoding = encodeSegment(stepSec, windowStartSec, chunks);
+  let step = encoding.next();
+  while (step.done !== true) step = encoding.next();
+  const parts = step.value;
   writeFileAtomicSync(path, parts);
   return parts[0]!.length + parts[1]!.length;
 }
 
-/** A sealed window's file: its index record and its data record. */
-function encodeSegment(
+/** A sealed window's file: its index record and its data record; pauses (yields) after each series. */
+function* encodeSegment(
   stepSec: number,
   windowStartSec: number,
   chunks: readonly SealedChunk[],
-): [Uint8Array, Uint8Array] {
+): Generator<void, [Uint8Array, Uint8Array]> {
+  // The first column's values while it is re-encoded; one per segment (encodings may interleave).
+  let firstColumn = new Float64Array(1024);
   const data = new ByteWriter(1024);
   const index = new ByteWriter(1024);
   index.u8(FORMAT_VERSION);
@@ -88,6 +108,7 @@ function encodeSegment(
       if (section.length > 0) index.u32(checksum(section));
       data.raw(section);
     }
+    yield;
   }
   return [frameRecord(index.finish()), frameRecord(data.finish())];
 }
