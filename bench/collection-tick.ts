@@ -50,7 +50,7 @@ async function run(): Promise<Record<string, number>> {
     maxSizeBytes: 0,
     logger: pino({ level: 'silent' }),
   });
-  history.load();
+  await history.load();
   const store = new MetricStore(150);
   const metric = METRIC_INDEX.get('restream_process')!;
   const ids = Array.from({ length: TICK_SERIES }, (_, i) =>

@@ -26,13 +26,13 @@ export type Answer = unknown;
 export interface BenchEngine {
   readonly name: string;
   /** May resolve later (the chunk files write through the thread pool); awaited before the next call. */
-  appendStep(tier: TierName, stepSec: number, points: readonly LoggedPoint[]): void | Promise<unknown>;
+  appendStep(tier: TierName, stepSec: number, points: readonly LoggedPoint[]): void | Promise<boolean>;
   /**
    * The query the bench times: the points of the series in `keys` with step start in
    * [fromSec, toSec], in the engine's own answer form (ready for a consumer: typed arrays, rows,
-   * parsed values).
+   * parsed values); the chunk files' answer comes as a promise, which the bench awaits.
    */
-  query(tier: TierName, keys: ReadonlySet<string>, fromSec: number, toSec: number): Answer | Promise<Answer>;
+  query(tier: TierName, keys: ReadonlySet<string>, fromSec: number, toSec: number): Answer;
   /**
    * Verification, not timed: the points of an answer, each checked to lie in [fromSec, toSec]
    * (throws otherwise).

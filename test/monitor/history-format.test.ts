@@ -65,7 +65,7 @@ function silentTier(dir: string, logger = pino({ level: 'silent' })): Tier {
 const T0 = Date.UTC(2026, 0, 5) / 1000;
 
 describe('history segment format 2 (columnar)', () => {
-  it('round-trips random columns exactly: integers, 3 decimals, NaN, ±Infinity, −0, huge values', async () => {
+  it('round-trips random columns exactly: integers, 3 decimals, NaN, ±Infinity, −0, huge values', () => {
     for (let seed = 1; seed <= 300; seed++) {
       const next = random(seed);
       const values = randomColumn(next, 1 + Math.floor(next() * 400));
@@ -81,7 +81,7 @@ describe('history segment format 2 (columnar)', () => {
     }
   });
 
-  it('keeps any other float at the API precision (3 decimals), and a constant column in its first value', async () => {
+  it('keeps any other float at the API precision (3 decimals), and a constant column in its first value', () => {
     const next = random(7);
     const values = Array.from({ length: 500 }, () => (next() - 0.5) * 100);
     const decoded = roundTrip(values, 'hold');
@@ -91,7 +91,7 @@ describe('history segment format 2 (columnar)', () => {
     assert.ok(constant.finish().length <= 8, 'a steady counter costs its first value and first step');
   });
 
-  it('stores steps only for series with gaps, and decodes both', async () => {
+  it('stores steps only for series with gaps, and decodes both', () => {
     const dense = new SeriesChunkEncoder(['hold', 'hold']);
     const sparse = new SeriesChunkEncoder(['rate']);
     const steps: number[] = [];

@@ -245,7 +245,7 @@ describe('history directory fuzzing', async () => {
     }
   });
 
-  it('removes the template', async () => {
+  it('removes the template', () => {
     rmSync(template, { recursive: true, force: true });
   });
 });

@@ -250,7 +250,7 @@ function assertDecodes(
 }
 
 describe('history read path against straightforward decoding', () => {
-  it('decodes thousands of random columns like a bit-by-bit decoder, into shared buffers at offsets', async () => {
+  it('decodes thousands of random columns like a bit-by-bit decoder, into shared buffers at offsets', () => {
     const next = random(3);
     const columns: EncodedColumn[] = [];
     let total = 0;
@@ -265,7 +265,7 @@ describe('history read path against straightforward decoding', () => {
     assertDecodes(columns, total, decodeColumn, referenceDecode);
   });
 
-  it('encodes and decodes thousands of random block columns like a plain decoder, into shared buffers at offsets', async () => {
+  it('encodes and decodes thousands of random block columns like a plain decoder, into shared buffers at offsets', () => {
     const next = random(4);
     const columns: EncodedColumn[] = [];
     let total = 0;

@@ -113,7 +113,7 @@ describe('metrics query bounds', () => {
     assert.equal(answer.metrics.length, 1);
   });
 
-  it('cuts label values longer than the bound, keeping long values with a common prefix apart', async () => {
+  it('cuts label values longer than the bound, keeping long values with a common prefix apart', () => {
     const store = new MetricStore(5);
     const metric = METRIC_INDEX.get('restream_process_states')!;
     const prefix = 'p'.repeat(1000);

@@ -172,7 +172,7 @@ describe('metrics query evaluation', () => {
 });
 
 describe('formatNumber', () => {
-  it('writes integers without decimals and rounds others to 3 decimals', async () => {
+  it('writes integers without decimals and rounds others to 3 decimals', () => {
     assert.equal(formatNumber(117083), '117083');
     assert.equal(formatNumber(-1), '-1');
     assert.equal(formatNumber(11.0554), '11.055');

@@ -97,9 +97,11 @@ export class MetricHistory {
       this.loaded = true;
       return;
     }
-    const minutes = await this.minute.read(() => true, hourStart, newestMinute).finally(() => {
-      this.loaded = true;
-    });
+    const minutes = await this.minute
+      .read(() => true, hourStart, newestMinute)
+      .finally(() => {
+        this.loaded = true;
+      });
     for (const { series, pieces } of minutes.values()) {
       const { timesSec, values } = pointsBetween(pieces, hourStart, newestMinute);
       if (timesSec.length === 0) continue;
@@ -204,7 +206,8 @@ export class MetricHistory {
       });
     }
     const result = await reading;
-    for (const { series, pieces } of recent.values()) for (const piece of pieces) addPoint(result, series, piece);
+    for (const { series, pieces } of recent.values())
+      for (const piece of pieces) addPoint(result, series, piece);
     return result;
   }
 

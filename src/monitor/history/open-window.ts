@@ -32,7 +32,12 @@ export class OpenWindow {
    * naming the file, and the log is rewritten without them. Throws when the log cannot be read or
    * written (not a file, permissions).
    */
-  static async open(path: string, window: LogWindow, newestStepSec: number, logger: Logger): Promise<OpenWindow> {
+  static async open(
+    path: string,
+    window: LogWindow,
+    newestStepSec: number,
+    logger: Logger,
+  ): Promise<OpenWindow> {
     const read = await readWindowLogAsync(path, window);
     if (read.damaged.length > 0) {
       warnDamaged(logger, path, read);

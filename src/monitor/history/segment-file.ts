@@ -59,7 +59,7 @@ export async function writeSegment(
   }
   const parts = step.value;
   await writeFileAtomic(path, parts);
-  return parts[0]!.length + parts[1]!.length;
+  return parts[0].length + parts[1].length;
 }
 
 /** `writeSegment` for start-up only (sealing windows left by an earlier run while a tier loads). */
@@ -74,7 +74,7 @@ export function writeSegmentSync(
   while (step.done !== true) step = encoding.next();
   const parts = step.value;
   writeFileAtomicSync(path, parts);
-  return parts[0]!.length + parts[1]!.length;
+  return parts[0].length + parts[1].length;
 }
 
 /** A sealed window's file: its index record and its data record; pauses (yields) after each series. */

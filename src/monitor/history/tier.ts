@@ -97,7 +97,12 @@ export class Tier {
       }
       this.sealOnLoad();
       try {
-        this.open = OpenWindow.load(this.logPath(startSec), this.windowOf(startSec), this.newestStep, this.logger);
+        this.open = OpenWindow.load(
+          this.logPath(startSec),
+          this.windowOf(startSec),
+          this.newestStep,
+          this.logger,
+        );
         this.newestStep = this.open.newestStepSec;
       } catch (error) {
         this.setAside(`${startSec}.wal`, (error as Error).message);
@@ -226,7 +231,12 @@ export class Tier {
     await this.seal();
     // Made again here: the directory may have been unusable at load, or removed since.
     await makeDirectory(this.dir, 0o700);
-    this.open = await OpenWindow.open(this.logPath(startSec), this.windowOf(startSec), this.newestStep, this.logger);
+    this.open = await OpenWindow.open(
+      this.logPath(startSec),
+      this.windowOf(startSec),
+      this.newestStep,
+      this.logger,
+    );
   }
 
   private windowOf(startSec: number): { startSec: number; stepSec: number; windowSec: number } {
