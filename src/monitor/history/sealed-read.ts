@@ -239,7 +239,7 @@ const NO_SPAN: Span = { first: 0, bytes: new Uint8Array(0) };
 
 /**
  * The span of each file's sections that the cache does not hold, read with one read per file
- * into parts of one buffer. Throws `DamagedFile` for a file that cannot be read at all.
+ * into parts of one buffer. Rejects with `DamagedFile` for a file that cannot be read at all.
  */
 async function readSpans(
   files: readonly FileToRead[],
@@ -250,23 +250,20 @@ async function readSpans(
   let total = 0;
   for (const [first, end] of ranges) total += end - first;
   const buffer = new Uint8Array(total);
-  const spans: Span[] = [];
   let at = 0;
-  for (let f = 0; f < files.length; f++) {
-    const [first, end] = ranges[f]!;
-    if (end === first) {
-      spans.push(NO_SPAN);
-      continue;
-    }
-    const into = buffer.subarray(at, (at += end - first));
-    try {
-      const read = await readSpan(files[f]!.path, first, into);
-      spans.push({ first, bytes: into.subarray(0, read) });
-    } catch (error) {
-      throw new DamagedFile(files[f]!.path, error);
-    }
-  }
-  return spans;
+  // All files at once: the thread pool reads several in parallel.
+  return Promise.all(
+    files.map(async ({ path }, f) => {
+      const [first, end] = ranges[f]!;
+      if (end === first) return NO_SPAN;
+      const into = buffer.subarray(at, (at += end - first));
+      try {
+        return { first, bytes: into.subarray(0, await readSpan(path, first, into)) };
+      } catch (error) {
+        throw new DamagedFile(path, error);
+      }
+    }),
+  );
 }
 
 /** [first, end) of the sections to decode from a file (one read for all of them); [0, 0) for none. */
