@@ -97,21 +97,22 @@ export class MetricHistory {
       this.loaded = true;
       return;
     }
-    const minutes = await this.minute
-      .read(() => true, hourStart, newestMinute)
-      .finally(() => {
-        this.loaded = true;
-      });
-    for (const { series, pieces } of minutes.values()) {
-      const { timesSec, values } = pointsBetween(pieces, hourStart, newestMinute);
-      if (timesSec.length === 0) continue;
-      const slot = this.slots.ofSeries(series);
-      // Only the API value of a minute is read back (mean or end value); it stands in for all three.
-      for (let i = 0; i < timesSec.length; i++)
-        this.hourAggregate.add(slot, values[i]!, values[i]!, values[i]!);
-      this.slots.touch(slot, newestMinute);
+    try {
+      const minutes = await this.minute.read(() => true, hourStart, newestMinute);
+      for (const { series, pieces } of minutes.values()) {
+        const { timesSec, values } = pointsBetween(pieces, hourStart, newestMinute);
+        if (timesSec.length === 0) continue;
+        const slot = this.slots.ofSeries(series);
+        // Only the API value of a minute is read back (mean or end value); it stands in for all three.
+        for (let i = 0; i < timesSec.length; i++)
+          this.hourAggregate.add(slot, values[i]!, values[i]!, values[i]!);
+        this.slots.touch(slot, newestMinute);
+      }
+      this.currentHour = hourStart;
+    } finally {
+      // Also when the read failed: the history goes on without the rebuilt minutes.
+      this.loaded = true;
     }
-    this.currentHour = hourStart;
   }
 
   /** Resolves once the file operations queued so far have run (never rejects). */
