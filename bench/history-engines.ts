@@ -2,7 +2,7 @@
  * The three ways bench/history.ts compares of keeping the history's points on disk, behind one
  * small interface: streamcore's chunk files (src/monitor/history, used through its `Tier`), plain
  * JSON lines (the baseline), and SQLite through better-sqlite3 (only when BENCH_BETTER_SQLITE3
- * names an installed copy: it is not a dependency of streamcore, see docs/metrics.md, History).
+ * names an installed copy: it is not a dependency of streamcore, see docs/history.md).
  */
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';

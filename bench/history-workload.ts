@@ -1,6 +1,6 @@
 /**
  * The series bench/history.ts writes into the history engines: the 15 values of running encoder
- * processes (SPEC §7.4), which make up most series of a server (host, filesystem and session
+ * processes (docs/processes.md#metrics-of-processes), which make up most series of a server (host, filesystem and session
  * metrics are a few dozen), stepped deterministically so that runs are comparable.
  */
 import { describeSeries, type SeriesInfo } from '../src/monitor/history/series-kind.js';
@@ -22,7 +22,7 @@ export interface Workload {
   step(): LoggedPoint[];
 }
 
-/** The 15 values of a running encoder process (SPEC §7.4), the bulk of a server's series. */
+/** The 15 values of a running encoder process (docs/processes.md#metrics-of-processes), the bulk of a server's series. */
 const PROCESS_VALUES = [
   'frame',
   'packet',

@@ -1,5 +1,5 @@
 /**
- * 200 simulated HLS viewers on one stream (SPEC §8, §9): what the server costs and whether anyone
+ * 200 simulated HLS viewers on one stream (docs/storage.md#the-contract, docs/sessions.md#the-contract): what the server costs and whether anyone
  * stalls.
  *
  * Method: the server runs as a child process (`node --import tsx src/main.ts`) so its CPU time and

@@ -1,5 +1,5 @@
 /**
- * Throughput of the metrics API against a bare `node:http` server (SPEC §5, §6; STYLE §12–13).
+ * Throughput of the metrics API against a bare `node:http` server (docs/metrics.md).
  *
  * Method: the server under test, the baseline and a reference run in three child processes;
  * autocannon runs in this one. The streamcore server runs as users run it: auth enabled (one login, then the bearer

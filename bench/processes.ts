@@ -1,5 +1,5 @@
 /**
- * Scale check of process supervision (SPEC §7; issue "a scale check in bench/"): many concurrent
+ * Scale check of process supervision (docs/processes.md#the-contract): many concurrent
  * ffmpeg processes supervised for a minute, with the server's own CPU use and the latency of the
  * metrics query and of the process list.
  *
@@ -23,7 +23,7 @@
  * with 200 processes while the encoders keep the CPUs busy) comes after the clock stops and is
  * shown in its own column: until 26 Nov 2026 the driver used `fetch` and `response.text()`, whose
  * streaming decompression and decoding were counted in the latency and made up about half of the
- * list's figure and most of the latest query's (docs/performance.md, "A full server"). Every answer
+ * list's figure and most of the latest query's (docs/performance.md#a-full-server). Every answer
  * is still decompressed, decoded and checked for status 200. At the end the run checks that every process still
  * runs at its source rate, then stops the server with SIGTERM (which stops all encoders) and
  * reports how long that took.

@@ -1,5 +1,5 @@
 /**
- * Memory per retained sample of the metric store (SPEC §4.3: "close to the size of its value").
+ * Memory per retained sample of the metric store (docs/metrics.md#collection: "close to the size of its value").
  *
  * Method: with `--expose-gc`, for each round: collect garbage, read heap + external memory
  * (typed arrays live outside the V8 heap), build a store of SERIES series × SNAPSHOTS snapshots

@@ -2,7 +2,7 @@
  * Bundles the server into dist/ with esbuild, and primes V8's code cache for it. Run by `npm run
  * build` (and so by `npm ci`, through `prepare`). Why a bundle and not tsc's file-for-file output:
  * Node resolving, reading and compiling some 500 modules one by one was most of the start-up time
- * (issue 11; docs/performance.md "Start-up"). Type checking stays `npm run typecheck`.
+ * (issue 11; docs/performance.md#start-up-issue-11). Type checking stays `npm run typecheck`.
  *
  * Two files come out:
  * - `dist/server.cjs`: src/start.ts and everything it imports, packages included, as one CommonJS

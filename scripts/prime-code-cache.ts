@@ -1,7 +1,7 @@
 /**
  * Starts the freshly built server once, so that it writes V8's code cache (src/boot/code-cache.ts)
  * before the first real start needs it: without it the first `npm start` after an install would
- * compile the whole bundle (issue 11, docs/performance.md "Start-up"). The server runs with the
+ * compile the whole bundle (issue 11, docs/performance.md#start-up-issue-11). The server runs with the
  * start script's Node flags (V8 accepts a cache only under the flags that made it), on a free
  * loopback port, with its config, db and storage in a temporary folder, and is stopped as soon as
  * the cache file is there. Should it not start (no ffmpeg yet, say), the build goes on: the first

@@ -313,7 +313,7 @@ async function removeLeftovers(dbDir: string, logger: Logger): Promise<void> {
   if (removed.length > 0) logger.info({ removed }, 'removed what a crashed server left behind');
 }
 
-/** Logged at every start while the API is unprotected (SPEC §2.2 "Safe first start"). */
+/** Logged at every start while the API is unprotected (docs/configuration.md#safe-first-start-differs-from-the-reference). */
 function warnAuthOff(logger: Logger, address: string, narrowed: boolean): void {
   logger.warn(
     { address, loopbackOnly: narrowed },

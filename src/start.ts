@@ -41,7 +41,7 @@ async function main(hooks: StartHooks): Promise<void> {
   const logger = createServerLogger(process.env.CORE_LOG_LEVEL ?? 'info', logBuffer);
 
   // A fault outside a request (a timer, a child's stream) is logged; it must not take down the
-  // server and every encoder with it (SPEC §1.1, README "Failure handling").
+  // server and every encoder with it (docs/api.md#conventions).
   process.on('uncaughtException', (error) => logger.error({ err: error }, 'uncaught exception'));
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 

@@ -3,7 +3,7 @@ import { bearerToken } from './bearer.js';
 import type { OwnTokens } from './own-tokens.js';
 
 /**
- * Decides whether an `Authorization` header carries a valid access token of ours (SPEC §3.5).
+ * Decides whether an `Authorization` header carries a valid access token of ours (docs/auth.md#the-guard-on-apiv3).
  * Verified headers are cached until their token's `exp`, so the guard's common case is
  * synchronous: `isCachedValid` first, `verify` only on a miss.
  */

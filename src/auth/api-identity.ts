@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { AccessVerifier } from './access-verifier.js';
 
-/** The API family and the level clients check (SPEC §1.2); not a claim about the implementation. */
+/** The API family and the level clients check (docs/api.md#identity-of-the-api); not a claim about the implementation. */
 const APP = 'datarhei-core';
 const MINIMAL_VERSION = '16.0.0';
 const FULL_VERSION = '16.16.0';
@@ -11,7 +11,7 @@ export interface ApiIdentityOptions {
   /** `name` of the configuration in effect (a reload may change it). */
   name: () => string;
   id: string;
-  /** The `auths` list (SPEC §1.2). */
+  /** The `auths` list (docs/api.md#identity-of-the-api). */
   auths: readonly string[];
   /** Server start, milliseconds since the epoch (for the uptime). */
   startedAtMs: number;
@@ -29,7 +29,7 @@ export interface ApiIdentityOptions {
 }
 
 /**
- * `GET /api` and `GET /api/` (SPEC §1.2): the full form for a valid access token (or with auth
+ * `GET /api` and `GET /api/` (docs/api.md#identity-of-the-api): the full form for a valid access token (or with auth
  * disabled), the minimal form otherwise; always 200.
  */
 export function registerApiIdentity(server: FastifyInstance, options: ApiIdentityOptions): void {

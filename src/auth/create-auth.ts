@@ -22,10 +22,10 @@ export interface AuthDeps {
   loadedAtMs?: () => number;
 }
 
-/** Authentication as the app wires it (SPEC §1.2, §3). */
+/** Authentication as the app wires it (docs/api.md#identity-of-the-api, docs/auth.md). */
 export interface Auth {
   /**
-   * The `onRequest` hook that checks the access token (SPEC §3.5); lets everything through when
+   * The `onRequest` hook that checks the access token (docs/auth.md#the-guard-on-apiv3); lets everything through when
    * auth is disabled. `register` applies it to every request under `/api/v3`.
    */
   readonly guard: Guard;

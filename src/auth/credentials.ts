@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /**
- * Checks a username and password against the configured ones in constant time (SPEC §3.2). Both
+ * Checks a username and password against the configured ones in constant time (docs/auth.md#login-methods). Both
  * sides are hashed to equal-length digests first, so neither the content nor the length of the
  * configured values leaks through timing, and both fields are always compared.
  */

@@ -1,5 +1,5 @@
 /**
- * The short wait before a failed login is answered (SPEC §3.2). Each wait is a timer, so other
+ * The short wait before a failed login is answered (docs/auth.md#login-methods). Each wait is a timer, so other
  * requests are served meanwhile; `endAll` (at shutdown) ends every pending wait at once, so a
  * graceful stop does not sit out the delays.
  */

@@ -3,7 +3,7 @@ import { ApiError, isUnderPrefix, replyError } from '../http/index.js';
 import '../http/route-config.js';
 import type { AccessVerifier } from './access-verifier.js';
 
-/** The one detail of every 401 from the guard (SPEC §3.5). */
+/** The one detail of every 401 from the guard (docs/auth.md#the-guard-on-apiv3). */
 const INVALID_TOKEN_DETAIL = 'Missing or invalid JWT token';
 
 /** A callback-style `onRequest` hook: no promise is allocated on the cached path. */
@@ -14,7 +14,7 @@ export function invalidTokenError(): ApiError {
 }
 
 /**
- * The guard of `/api/v3/*` (SPEC §3.5): lets a request through when its `Authorization` header
+ * The guard of `/api/v3/*` (docs/auth.md#the-guard-on-apiv3): lets a request through when its `Authorization` header
  * carries a valid access token, and answers the standard 401 otherwise. A token seen before costs a
  * map lookup; a new one is verified (HS256) and then cached until its `exp`.
  */
@@ -39,7 +39,7 @@ export function createGuard(verifier: AccessVerifier): Guard {
  * Applies `guard` to every request whose path is `prefix` or lies below it, whichever route it
  * matched: a route of the prefix's scope, a catch-all of another module (such as a filesystem
  * mounted at `/`), or none. So an anonymous client gets 401 for every path there and cannot tell
- * which ones exist (SPEC §3.5); with a valid token it gets the usual 404 or 405. Register it as a
+ * which ones exist (docs/auth.md#the-guard-on-apiv3); with a valid token it gets the usual 404 or 405. Register it as a
  * root hook, so that it runs for the routes of every scope and for the not-found handler.
  */
 export function createPrefixGuard(guard: Guard, prefix: string): Guard {

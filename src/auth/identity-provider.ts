@@ -4,7 +4,7 @@ import type { Auth0Tenant } from '../config/index.js';
 import { hasCanonicalSignature } from './compact-jws.js';
 import { KeySetUnavailableError, RemoteKeySet } from './remote-key-set.js';
 
-/** The only signature algorithms accepted from a provider (SPEC §3.3). */
+/** The only signature algorithms accepted from a provider (docs/auth.md#identity-provider-tenants). */
 const PROVIDER_ALGORITHMS = ['RS256', 'ES256'] as const;
 
 /** Longest provider token we look at, characters. */
@@ -40,7 +40,7 @@ interface Tenant {
 }
 
 /**
- * Verifies access tokens of the configured identity-provider tenants (SPEC §3.3): the signature
+ * Verifies access tokens of the configured identity-provider tenants (docs/auth.md#identity-provider-tenants): the signature
  * with the tenant key named by `kid` (RS256 or ES256), `iss`, `aud`, `exp`, `nbf`, and that `sub`
  * is one of that tenant's users. Tenants sharing a key set URL share one `RemoteKeySet`.
  */
@@ -68,7 +68,7 @@ export class IdentityProviders {
     });
   }
 
-  /** The `auths` entries of `GET /api` (SPEC §1.2), in config order. */
+  /** The `auths` entries of `GET /api` (docs/api.md#identity-of-the-api), in config order. */
   describe(): string[] {
     return this.tenants.map(
       ({ config }) => `auth0 domain=${config.domain} audience=${config.audience} clientid=${config.clientid}`,

@@ -7,7 +7,7 @@ export class MalformedJsonBody {
 export type LoginForm = { username: string; password: string } | { problems: string[] };
 
 /**
- * Reads the body of `POST /api/login` (SPEC §3.2): an object with non-empty string fields
+ * Reads the body of `POST /api/login` (docs/auth.md#login-methods): an object with non-empty string fields
  * `username` and `password`; unknown fields are ignored. Anything else yields the problems, which
  * follow "Missing authorization credentials" in a 400, unless an identity-provider token is sent.
  */

@@ -27,7 +27,7 @@ export interface LoginRoutesDeps {
 const MAX_LOGGED_USERNAME = 128;
 
 /**
- * `POST /api/login` (SPEC §3.2, §3.3) and `GET /api/login/refresh` (§3.4). They live in their own
+ * `POST /api/login` (docs/auth.md#login-methods) and `GET /api/login/refresh` (docs/auth.md#login-methods). They live in their own
  * scope with a lenient JSON parser: a malformed body is not an error by itself here, because an
  * identity-provider token in the header may still make the request usable.
  */

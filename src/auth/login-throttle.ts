@@ -17,7 +17,7 @@ export interface LoginThrottleOptions {
 const MAX_USERNAME_KEY_LENGTH = 128;
 
 /**
- * Brute-force protection of a password check (SPEC §3.2: `POST /api/login`; also memfs basic auth):
+ * Brute-force protection of a password check (docs/auth.md#login-methods: `POST /api/login`; also memfs basic auth):
  * failures are counted per client address and per username in sliding windows.
  *
  * - An address with `maxFailures` failures younger than the window is refused (429) until the

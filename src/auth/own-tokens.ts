@@ -2,7 +2,7 @@ import { createHmac, randomUUID, type KeyObject } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { hasCanonicalSignature } from './compact-jws.js';
 
-/** The `iss` of every token this server issues and the only one its guard accepts (SPEC §3.1). */
+/** The `iss` of every token this server issues and the only one its guard accepts (docs/auth.md#tokens). */
 const TOKEN_ISSUER = 'streamcore';
 
 /** Longest token we try to verify, characters. Ours are about 300; anything far larger is junk. */
@@ -37,7 +37,7 @@ export interface OwnTokensOptions {
 }
 
 /**
- * Issues and verifies this server's own tokens (SPEC §3.1, §3.5): HS256 only, our issuer, the
+ * Issues and verifies this server's own tokens (docs/auth.md#tokens, docs/auth.md#the-guard-on-apiv3): HS256 only, our issuer, the
  * expected `usefor`, a numeric `exp` in the future, `nbf` (if any) not in the future, and a string
  * `sub`. A claim of an unexpected type makes the token invalid; verification never throws.
  */
@@ -63,7 +63,7 @@ export class OwnTokens {
   /**
    * A signed token (RFC 7519 compact JWS, HS256). Signed here with node:crypto rather than jose's
    * `SignJWT`: that one signs through WebCrypto, an asynchronous job on the thread pool, which
-   * made a login cost several times the HMAC itself (docs/auth.md, "where the time goes").
+   * made a login cost several times the HMAC itself (docs/auth.md#performance).
    */
   issue(subject: string, use: TokenUse): string {
     const iat = Math.floor(this.options.now() / 1000);

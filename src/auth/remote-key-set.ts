@@ -47,7 +47,7 @@ export class KeySetUnavailableError extends Error {
 type LocalKeySet = ReturnType<typeof createLocalJWKSet>;
 
 /**
- * An identity provider's key set (SPEC §3.3), fetched lazily on first use, cached, and re-fetched
+ * An identity provider's key set (docs/auth.md#identity-provider-tenants), fetched lazily on first use, cached, and re-fetched
  * when it is older than `maxAgeMs` or a token names a `kid` it lacks. Fetches are single-flight
  * (concurrent callers share one), time-limited, and at most one starts per `cooldownMs`, whether
  * the last one succeeded or not; a failed fetch keeps the last good set. Modelled on jose's

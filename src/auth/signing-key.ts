@@ -1,7 +1,7 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 /**
- * Derives the HS256 key of our own tokens (SPEC §3.1) as HMAC-SHA256 over the configured username
+ * Derives the HS256 key of our own tokens (docs/auth.md#tokens) as HMAC-SHA256 over the configured username
  * and password, keyed with `api.auth.jwt.secret`. Changing any of the three changes the key and so
  * invalidates every token already issued. The two credentials are JSON-encoded as a pair so that
  * `("a:b", "c")` and `("a", "b:c")` cannot collide. A node:crypto secret key: signing with it is a

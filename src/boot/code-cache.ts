@@ -1,5 +1,5 @@
 /**
- * V8's code cache for the server bundle (issue 11, docs/performance.md "Start-up"). Compiling the
+ * V8's code cache for the server bundle (issue 11, docs/performance.md#start-up-issue-11). Compiling the
  * 4 MB bundle, and then each function the start calls, was the largest part of a start; with the
  * cache V8 reads the compiled code instead. Node 20 has no built-in compile cache for modules, so
  * the entry compiles the bundle itself (node:vm) and keeps the cache beside it.

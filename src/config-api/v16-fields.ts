@@ -5,7 +5,7 @@ import type { IntRange } from '../config/index.js';
  * for the JSON names, `config/config.go` for defaults and variable names). Each field is either
  * one of streamcore's own keys (same dotted path in both layouts) or a key streamcore does not
  * implement: those are stored as they were sent and answered unchanged, so a client's round trip
- * loses nothing (docs/compatibility.md, "Config").
+ * loses nothing (docs/compatibility.md#config).
  */
 
 /** `strings`: array of strings; `tenants`: identity-provider tenants; `objects`: array of objects; `map`: string → string. */

@@ -1,7 +1,7 @@
 import type { Auth0Tenant } from './schema.js';
 
 /**
- * Parses `CORE_API_AUTH_AUTH0_TENANTS` (SPEC §3.3): a comma-separated list whose items are either
+ * Parses `CORE_API_AUTH_AUTH0_TENANTS` (docs/auth.md#identity-provider-tenants): a comma-separated list whose items are either
  * base64 of a tenant's JSON, or `auth0://[clientid@]domain?aud=<audience>&user=<u1>&user=<u2>`.
  * Returns the tenants, or the problem with the item's position (1-based).
  */

@@ -7,7 +7,7 @@ export interface BindAddress {
   port: number;
   /**
    * True when the address named no host and nothing protects the listener (no authentication, no
-   * token), so it binds to loopback instead of every interface (SPEC §2.2 "Safe first start").
+   * token), so it binds to loopback instead of every interface (docs/configuration.md#safe-first-start-differs-from-the-reference).
    */
   narrowedToLoopback: boolean;
 }

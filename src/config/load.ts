@@ -22,7 +22,7 @@ export interface LoadedConfig {
   overrides: string[];
   /**
    * Set when this start created the config file with generated API credentials and they are the
-   * effective ones: the caller prints them once (SPEC §2.2 "Safe first start").
+   * effective ones: the caller prints them once (docs/configuration.md#safe-first-start-differs-from-the-reference).
    */
   firstStartLogin?: { username: string; password: string };
 }
@@ -36,7 +36,7 @@ export class ConfigError extends Error {
 }
 
 /**
- * Loads the configuration (SPEC §2.1). Creates the file when it does not exist, and persists
+ * Loads the configuration (docs/configuration.md#validation). Creates the file when it does not exist, and persists
  * generated values (id, name, secrets) that the file lacks, so tokens survive a restart.
  */
 export async function loadConfig(
@@ -51,7 +51,7 @@ export async function loadConfig(
   const fileJson = read.json;
 
   // A new file gets authentication on with a generated password: the reference's open default
-  // lets anyone on the network run encoders (SPEC §2.2 "Safe first start"). Env vars still win.
+  // lets anyone on the network run encoders (docs/configuration.md#safe-first-start-differs-from-the-reference). Env vars still win.
   const firstLogin = read.created ? enableFirstStartAuth(fileJson) : undefined;
   const generatedMissing = fillGenerated(fileJson) || read.created;
   if (generatedMissing) {
@@ -87,7 +87,7 @@ export interface ResolvedConfig {
 
 /**
  * Resolves a config file's content (already parsed) with the env into the effective config
- * (SPEC §2.1 steps 2–4). Pure: the loader and `PUT /api/v3/config` check a config the same way.
+ * (docs/configuration.md#validation). Pure: the loader and `PUT /api/v3/config` check a config the same way.
  */
 export function resolveConfig(
   fileJson: Record<string, unknown>,
@@ -96,7 +96,7 @@ export function resolveConfig(
 ): ResolvedConfig {
   const problems: string[] = [];
   const config = defaultConfig();
-  /** Key path → the env var its value came from, so range problems name it too (SPEC §2.1). */
+  /** Key path → the env var its value came from, so range problems name it too (docs/configuration.md#validation). */
   const fromEnv = new Map<string, string>();
   for (const configKey of KEYS) {
     const fromFile = getPath(fileJson, configKey.path);

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 
-// Word lists for a readable instance name such as "quiet-river-4821" (SPEC §2.1 "a readable random name").
+// Word lists for a readable instance name such as "quiet-river-4821" (docs/configuration.md).
 const ADJECTIVES = [
   'amber',
   'bold',

@@ -1,9 +1,9 @@
 /**
- * The shape of streamcore's configuration (SPEC §2, §3, §6–§9). File keys are the JSON paths of
+ * The shape of streamcore's configuration (docs/configuration.md#keys). File keys are the JSON paths of
  * this object; `KEYS` in keys.ts maps each of them to its env vars and its kind.
  */
 
-/** One identity-provider tenant (SPEC §3.3). */
+/** One identity-provider tenant (docs/auth.md#identity-provider-tenants). */
 export interface Auth0Tenant {
   domain: string;
   audience: string;
@@ -33,7 +33,7 @@ export interface Config {
    */
   host: { name: string[] };
   api: {
-    /** CIDRs whose `X-Forwarded-For` is believed (SPEC §3.2, §9). Empty: the socket address only. */
+    /** CIDRs whose `X-Forwarded-For` is believed (docs/auth.md#login-methods, docs/sessions.md#the-contract). Empty: the socket address only. */
     trusted_proxies: string[];
     /** Bound on JSON API request bodies, KiB. */
     max_body_kbytes: number;
@@ -60,9 +60,9 @@ export interface Config {
       password: string;
       jwt: { secret: string; access_ttl_sec: number; refresh_ttl_sec: number };
       auth0: { enable: boolean; tenants: Auth0Tenant[] };
-      /** Brute-force protection of POST /api/login (SPEC §3.2). */
+      /** Brute-force protection of POST /api/login (docs/auth.md#login-methods). */
       /**
-       * Brute-force protection of POST /api/login (SPEC §3.2) and of memfs basic auth. `max_tracked`
+       * Brute-force protection of POST /api/login (docs/auth.md#login-methods) and of memfs basic auth. `max_tracked`
        * bounds the addresses and the usernames remembered (each); locked ones are evicted last.
        */
       throttle: { max_failures: number; window_sec: number; delay_ms: number; max_tracked: number };
@@ -73,9 +73,9 @@ export interface Config {
     enable_prometheus: boolean;
     range_sec: number;
     interval_sec: number;
-    /** Optional scrape credential for GET /metrics (SPEC §6); empty strings mean "not set". */
+    /** Optional scrape credential for GET /metrics (docs/metrics.md#prometheus-get-metrics); empty strings mean "not set". */
     prometheus: { bearer_token: string; username: string; password: string };
-    /** Bounds on a metrics query (SPEC §5.2). */
+    /** Bounds on a metrics query (docs/metrics.md#post-apiv3metrics-the-query). */
     query: {
       max_items: number;
       max_pattern_length: number;
@@ -86,7 +86,7 @@ export interface Config {
       /** Time budget of one query, ms (503 when spent). */
       max_time_ms: number;
     };
-    /** Downsampled history on disk (docs/metrics.md, History). */
+    /** Downsampled history on disk (docs/history.md). */
     history: {
       enable: boolean;
       /** Where the tiers' files go; empty = `<db.dir>/metrics`. */
@@ -162,7 +162,7 @@ export interface Config {
   };
 }
 
-/** Built-in defaults (SPEC §2.2). Generated values (`id`, `name`, secrets) are filled by the loader. */
+/** Built-in defaults (docs/configuration.md#keys). Generated values (`id`, `name`, secrets) are filled by the loader. */
 export function defaultConfig(): Config {
   return {
     id: '',

@@ -3,7 +3,7 @@ import { accessSettingProblems } from './access-settings.js';
 import { SANDBOX_MODES, type Config } from './schema.js';
 
 /**
- * Cross-field and value checks after loading (SPEC §2.1 step 4); each integer's bounds are checked
+ * Cross-field and value checks after loading (docs/configuration.md#validation); each integer's bounds are checked
  * as it is read (keys.ts). One message per problem.
  */
 export function validateConfig(config: Config): string[] {

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { addVary } from './vary.js';
 
-/** Answers from this size on are gzip-compressed for clients that accept it (SPEC §1.1). */
+/** Answers from this size on are gzip-compressed for clients that accept it (docs/api.md#conventions). */
 export const GZIP_THRESHOLD_BYTES = 1024;
 
 /** Does an `Accept-Encoding` header accept gzip (`gzip`, `x-gzip` or `*` with a quality above 0)? */

@@ -1,7 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 
 /**
- * The key under which a client address is counted: its login failures (SPEC §3.2) and its open
+ * The key under which a client address is counted: its login failures (docs/auth.md#login-methods) and its open
  * connections (`api.connections.max_per_address`). IPv4 addresses
  * (also when IPv4-mapped, `::ffff:a.b.c.d`) count one by one; IPv6 addresses count per /64 network,
  * because one host usually holds a whole /64 and could otherwise rotate through it at will.

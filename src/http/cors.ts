@@ -65,7 +65,7 @@ function answerHeadersFor(allowedOrigin: string): readonly string[] {
 }
 
 /**
- * CORS on every route (SPEC §1.1): preflight requests are answered here, before any guard, so they
+ * CORS on every route (docs/api.md#conventions): preflight requests are answered here, before any guard, so they
  * need no authentication; other responses carry the allowed origin, and `Vary: Origin` when the
  * policy lists origins.
  *

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { gzipWanted } from './accept-encoding.js';
 import { ApiError, messageForStatus, type ErrorEnvelope } from './errors.js';
 
-/** Framework error codes and the status the contract gives them (SPEC §1.1). */
+/** Framework error codes and the status the contract gives them (docs/api.md#conventions). */
 const FRAMEWORK_STATUS: Record<string, number> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 413,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 415,
@@ -53,7 +53,7 @@ export function registerErrorHandler(server: FastifyInstance, logger: Logger): v
 /**
  * Sends the envelope, gzip-encoded from 1 KiB on when the client accepts it: routes that encode
  * their own answers turn @fastify/compress off, and their long 400s (one detail per bad item) must
- * be compressed all the same (SPEC §1.1). On other routes the plugin sees the encoding and skips.
+ * be compressed all the same (docs/api.md#conventions). On other routes the plugin sees the encoding and skips.
  */
 export function sendEnvelope(reply: FastifyReply, envelope: ErrorEnvelope): FastifyReply {
   // A HEAD answer has no body, so it must not claim a JSON one: clients that parse JSON by the

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-/** Response schema of the error envelope `{code, message, details}` (SPEC §1.1), for route schemas. */
+/** Response schema of the error envelope `{code, message, details}` (docs/api.md#conventions), for route schemas. */
 export const ErrorSchema = Type.Object({
   code: Type.Integer(),
   message: Type.String(),

@@ -1,5 +1,5 @@
 /**
- * Every API error has a stable code, an HTTP status and a short message for people (SPEC §1.1).
+ * Every API error has a stable code, an HTTP status and a short message for people (docs/api.md#conventions).
  * Handlers throw `ApiError`; one handler (error-handler.ts) turns it into the envelope
  * `{code: <status>, message, details: [...]}`.
  */

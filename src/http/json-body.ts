@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from './errors.js';
 import { describeJsonSyntaxError } from './json-syntax-error.js';
 
-/** `application/json` in any case, with or without parameters (SPEC §1.1). */
+/** `application/json` in any case, with or without parameters (docs/api.md#conventions). */
 export const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
 
 /**

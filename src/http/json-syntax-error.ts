@@ -11,7 +11,7 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const LITERALS = ['true', 'false', 'null'] as const;
 
 /**
- * The detail of a 400 `Invalid JSON` (SPEC §1.1): what is wrong and where, e.g.
+ * The detail of a 400 `Invalid JSON` (docs/api.md#conventions): what is wrong and where, e.g.
  * `expected ',' or ']' at line 1, column 13 (character 12)`.
  *
  * Node 20's `JSON.parse` messages give a position for some errors only, and quote the body for

@@ -22,7 +22,7 @@ type Factory<T> = (externalSchemas: unknown, options: unknown) => Compiler<T>;
  * route's schema is compiled on the route's first use instead of while the server starts.
  *
  * Compiling every schema'd route up front was about a quarter of the start-up CPU (issue 11,
- * docs/performance.md "Start-up"); most routes are never called in a given run. The compiled
+ * docs/performance.md#start-up-issue-11); most routes are never called in a given run. The compiled
  * functions are the ones fastify would have made, so answers and error details do not change.
  * What moves: a schema that cannot be compiled fails its route's first request (a 500) instead
  * of the start, and the first request of a route pays for its compile (a few milliseconds).

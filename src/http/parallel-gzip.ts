@@ -11,7 +11,7 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
  * well as in one stream, and ends on a byte boundary (a sync flush) so the pieces join into one
  * deflate stream; the last one ends it. One gzip member, for any gzip reader. On a machine with a
  * core to spare, a 1.4 MB process list takes about two thirds of the time of one stream
- * (docs/performance.md, "A full server").
+ * (docs/performance.md#a-full-server).
  */
 export async function gzipInPieces(
   bytes: Buffer,

@@ -7,7 +7,7 @@ const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
 /**
  * A shadow of the server's routes, so that a request that matched nothing can be told apart:
- * 405 with `Allow` when the path exists for another method, 404 otherwise (SPEC §1.1).
+ * 405 with `Allow` when the path exists for another method, 404 otherwise (docs/api.md#conventions).
  * Must be attached before any route is registered.
  */
 export class RouteTable {

@@ -2,7 +2,7 @@
  * One large buffer lent to one borrower at a time and kept between loans, grown as needed. A
  * large answer that is only an intermediate (the process list before it is gzip-encoded) was
  * built in fresh memory on every request, and the kernel's page faults on first touch cost about
- * 1 ms per 1.4 MB on this VM (docs/performance.md, "A full server"). While the buffer is lent, a
+ * 1 ms per 1.4 MB on this VM (docs/performance.md#a-full-server). While the buffer is lent, a
  * second borrower gets a fresh one, so concurrent requests never share bytes.
  */
 export class ScratchBuffer {

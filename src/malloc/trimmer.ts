@@ -7,7 +7,7 @@ import type { MallocTrimAddon } from './addon.js';
 const PINNED_THRESHOLD_BYTES = 128 << 10;
 
 /**
- * Keeps glibc's malloc arenas near what is in use (docs/performance.md, "Memory"): its thresholds
+ * Keeps glibc's malloc arenas near what is in use (docs/performance.md#memory): its thresholds
  * pinned at their defaults, and the free pages of the arenas given back every `intervalMs`.
  *
  * Why: answers' Buffers are malloc'd outside V8's heap and freed when a garbage collection finds

@@ -1,4 +1,4 @@
-/** Bounds on the server-wide metadata (docs/compatibility.md "Metadata"). */
+/** Bounds on the server-wide metadata (docs/compatibility.md#metadata). */
 export const METADATA_LIMITS = {
   /** Longest key, in characters. */
   maxKeyChars: 256,

@@ -20,7 +20,7 @@ export interface MonitorDeps {
 
 /**
  * The metrics subsystem without HTTP: the store, the scheduler that fills it, the query service of
- * the API and the Prometheus exposition, all reading the same store (SPEC §4–§6).
+ * the API and the Prometheus exposition, all reading the same store (docs/metrics.md).
  */
 export class Monitor {
   readonly store: MetricStore;
@@ -84,7 +84,7 @@ export class Monitor {
 
   /**
    * The first snapshot, taken before the server listens, so that the first request already finds
-   * it (SPEC: the first one right at start). Bounded by the collectors' time-out; with collection
+   * it (docs/metrics.md#collection: the first one right at start). Bounded by the collectors' time-out; with collection
    * off, nothing (scrapes collect on demand).
    */
   async collectFirst(): Promise<void> {
@@ -138,7 +138,7 @@ export class Monitor {
   /**
    * Collects one snapshot now (single-flight with the periodic collection). For tools and
    * benchmarks that fill the store faster than real time with an injected clock; a request never
-   * calls this (SPEC §4.3).
+   * calls this (docs/metrics.md#collection).
    */
   async collectNow(): Promise<void> {
     this.start();

@@ -3,7 +3,7 @@ import type { ProcessService } from './service/index.js';
 import { STATES } from './supervise/index.js';
 
 /**
- * The `ffmpeg` collector (SPEC §7.4): `ffmpeg_process{state}`, how many times any process
+ * The `ffmpeg` collector (docs/processes.md#metrics-of-processes): `ffmpeg_process{state}`, how many times any process
  * entered each state since the server started; all six series from the start.
  */
 export function createFfmpegCollector(service: ProcessService): Collector {
@@ -16,7 +16,7 @@ export function createFfmpegCollector(service: ProcessService): Collector {
 }
 
 /**
- * The `restream` collector (SPEC §7.4): current states, per-process state counts and values,
+ * The `restream` collector (docs/processes.md#metrics-of-processes): current states, per-process state counts and values,
  * and per-stream IO values. Addresses are masked (no credentials in labels).
  */
 export function createRestreamCollector(service: ProcessService): Collector {

@@ -1,4 +1,4 @@
-/** Length of the sliding window of every bitrate (SPEC §9), seconds. */
+/** Length of the sliding window of every bitrate (docs/sessions.md#the-contract), seconds. */
 export const BITRATE_WINDOW_SEC = 10;
 
 /**

@@ -5,7 +5,7 @@ import { SerialFileWriter } from '../persistence/atomic-write.js';
 import type { SessionCollector } from './session-collector.js';
 
 /**
- * Keeps the history of each collector in `<db.dir>/sessions/<collector>.json` (SPEC §9), written
+ * Keeps the history of each collector in `<db.dir>/sessions/<collector>.json` (docs/sessions.md#the-contract), written
  * atomically; loaded once at start. A missing file is an empty history; an unreadable one is
  * logged and left in place (not overwritten until the next successful save replaces it).
  */

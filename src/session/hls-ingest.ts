@@ -21,7 +21,7 @@ interface Unclaimed {
 }
 
 /**
- * HLS ingest sessions (collector `hlsingress`, SPEC §9): an encoder writing a playlist and its
+ * HLS ingest sessions (collector `hlsingress`, docs/sessions.md#the-contract): an encoder writing a playlist and its
  * segments into memfs is one session per playlist path, whatever its address.
  *
  * A segment is written before the playlist that lists it, so its bytes count into the collector at

@@ -22,7 +22,7 @@ const ESTIMATE_SEGMENTS = 3;
 const SESSION_PARAM = 'session';
 
 /**
- * HLS viewer sessions (collector `hls`, SPEC §9), on every mount:
+ * HLS viewer sessions (collector `hls`, docs/sessions.md#the-contract), on every mount:
  * - a playlist requested without `?session=` opens a pending session and is answered with a
  *   master playlist that points to the same playlist with the new id (a real master playlist is
  *   answered with its variant URIs carrying the id); limits apply here (509);
@@ -44,7 +44,7 @@ export class HlsViewerSessions implements MountHooks {
     const { request, reply } = event;
     if (this.ignoreList.ignores(request.ip)) return undefined;
     const id = sessionParam(request);
-    // Malformed ids are refused on GET and HEAD alike (SPEC §9).
+    // Malformed ids are refused on GET and HEAD alike (docs/sessions.md#the-contract).
     if (id !== undefined && !isValidSessionId(id)) {
       throw new ApiError('FORBIDDEN', `${SESSION_PARAM}: malformed session id`);
     }

@@ -17,7 +17,7 @@ interface Counted {
 }
 
 /**
- * Publishers and players of a live-ingest server as sessions of its collector (SPEC §9), as
+ * Publishers and players of a live-ingest server as sessions of its collector (docs/sessions.md#the-contract), as
  * datarhei Core counts them: one session per connection from publish/play on, `local` =
  * `publish:<path>` or `play:<path>`, reference as the server names it. Bytes are read from the
  * connection's counters once a second (rx = what the peer sent, tx = what it was sent), which also

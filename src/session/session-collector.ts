@@ -39,7 +39,7 @@ export interface SessionCollectorOptions {
   limits: SessionLimits;
 }
 
-/** The values behind the `session_*` metrics of one collector (SPEC §9). */
+/** The values behind the `session_*` metrics of one collector (docs/sessions.md#the-contract). */
 export interface CollectorStats {
   active: number;
   limit: number;

@@ -7,7 +7,7 @@ export function newSessionId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** Whether a client-supplied `?session=` value is well-formed (malformed ones get 403, SPEC §9). */
+/** Whether a client-supplied `?session=` value is well-formed (malformed ones get 403, docs/sessions.md#the-contract). */
 export function isValidSessionId(id: string): boolean {
   return VALID_ID.test(id);
 }

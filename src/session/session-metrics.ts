@@ -1,7 +1,7 @@
 import type { Collector } from '../monitor/index.js';
 import type { SessionCollector } from './session-collector.js';
 
-/** `session_*{collector}` for every session collector (SPEC §4.1, §9). */
+/** `session_*{collector}` for every session collector (docs/metrics.md#catalog, docs/sessions.md#the-contract). */
 export function createSessionMetricsCollector(collectors: readonly SessionCollector[]): Collector {
   return {
     name: 'session',

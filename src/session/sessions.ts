@@ -14,7 +14,7 @@ import { createSessionMetricsCollector } from './session-metrics.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { TrafficMeter } from './traffic-meter.js';
 
-/** The collectors, in the order the metrics and the API list them (SPEC §9). */
+/** The collectors, in the order the metrics and the API list them (docs/sessions.md#the-contract). */
 export const COLLECTOR_NAMES = ['hls', 'hlsingress', 'http', 'ffmpeg', 'rtmp', 'srt'] as const;
 export type CollectorName = (typeof COLLECTOR_NAMES)[number];
 
@@ -57,7 +57,7 @@ export async function createSessions(
       now: deps.now,
       timeoutMs: options.session_timeout_sec * 1000,
       pendingTimeoutMs: Math.min(PENDING_TIMEOUT_MS, options.session_timeout_sec * 1000),
-      // The limits are about viewers (SPEC §9): they apply to, and are reported for, `hls` and
+      // The limits are about viewers (docs/sessions.md#the-contract): they apply to, and are reported for, `hls` and
       // `rtmp` (its players are refused over them; publishers are counted but never refused).
       limits:
         name === 'hls' || name === 'rtmp'

@@ -18,7 +18,7 @@ interface Metered {
 }
 
 /**
- * Counts the bytes of HTTP requests for the collectors (SPEC §9: "headers and bodies").
+ * Counts the bytes of HTTP requests for the collectors (docs/sessions.md#the-contract: "headers and bodies").
  * Transmitted bytes are the socket's `bytesWritten` delta over the response, so they include
  * the response headers and whatever compression produced. Received bytes are the request head,
  * measured from the parsed raw headers, plus the body: the socket's `bytesRead` delta when

@@ -17,7 +17,7 @@ export interface BasicAuthGateDeps {
 const MAX_LOGGED_USERNAME = 128;
 
 /**
- * The basic-auth check of memfs writes, throttled like `POST /api/login` (SPEC §3.2): wrong
+ * The basic-auth check of memfs writes, throttled like `POST /api/login` (docs/auth.md#login-methods): wrong
  * credentials are counted per address and per username, answered after the failure delay, and an
  * address (or, for an address with failures of its own, a username) over the limit gets 429.
  * A request without basic credentials is answered 401 at once and not counted: ffmpeg sends its

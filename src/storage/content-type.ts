@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 
 /**
- * Content types by extension (SPEC §8 names the first ones); anything else is octet-stream. Files
+ * Content types by extension (docs/storage.md#the-contract names the first ones); anything else is octet-stream. Files
  * are served with `nosniff`, so a script or style sheet of a player page needs its type here.
  */
 const CONTENT_TYPES: Record<string, string> = {

@@ -1,5 +1,5 @@
 /**
- * Why a filesystem refused a write. The HTTP layer maps these to statuses (SPEC §8):
+ * Why a filesystem refused a write. The HTTP layer maps these to statuses (docs/storage.md#the-contract):
  * `TOO_LARGE` → 413 (the file alone exceeds the limit), `NO_SPACE` → 507 (no room left),
  * `INVALID_PATH` → 404 (the path would leave the mount or names a directory),
  * `NOT_A_DIRECTORY` → 409 (a directory of the path is a file).

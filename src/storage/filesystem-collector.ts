@@ -3,7 +3,7 @@ import type { Filesystem } from './filesystem.js';
 
 /**
  * `filesystem_usage`, `filesystem_files` and `filesystem_limit` (−1 when unlimited) for each
- * filesystem, labelled with its metric name (SPEC §4.2). The disk figure comes from a cached walk
+ * filesystem, labelled with its metric name (docs/metrics.md#what-each-value-means). The disk figure comes from a cached walk
  * (see DiskFilesystem `usageCacheMs`), so a tick does not rescan the tree every interval.
  */
 export function createFilesystemCollector(filesystems: readonly Filesystem[]): Collector {

@@ -15,7 +15,7 @@ export interface FileInfo {
 export type WriteListener = (path: string, bytes: number) => void;
 
 export interface Filesystem {
-  /** API name: `disk` or `mem` (SPEC §8). */
+  /** API name: `disk` or `mem` (docs/storage.md#the-contract). */
   readonly name: 'disk' | 'mem';
   /** Metric label: `diskfs` or `memfs`. */
   readonly metricName: 'diskfs' | 'memfs';

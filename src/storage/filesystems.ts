@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { DiskFilesystem } from './disk-filesystem.js';
 import { MemoryFilesystem } from './memory-filesystem.js';
 
-/** The server's two filesystems (SPEC §8), by API name. */
+/** The server's two filesystems (docs/storage.md#the-contract), by API name. */
 export interface Filesystems {
   readonly disk: DiskFilesystem;
   readonly mem: MemoryFilesystem;

@@ -27,7 +27,7 @@ const SORTS = ['name', 'size', 'lastmod'] as const;
 const ORDERS = ['asc', 'desc'] as const;
 
 /**
- * `/api/v3/fs` (SPEC §8): list the filesystems, list the files of one (glob, sort, order), and
+ * `/api/v3/fs` (docs/storage.md#the-contract): list the filesystems, list the files of one (glob, sort, order), and
  * read, write and delete one file. Registered inside the guarded `/api/v3` scope, in a child scope
  * of its own for the raw-body parser.
  */

@@ -1,7 +1,7 @@
 import { RE2JS } from 're2js';
 
 /**
- * A compiled file-name glob (SPEC §7.3 cleanup rules, §8 listing): `*` matches within one path
+ * A compiled file-name glob (docs/processes.md#states-orders-and-supervision cleanup rules, docs/storage.md#the-contract listing): `*` matches within one path
  * segment, `**` across segments, `?` one character other than `/`, `[abc]`/`[!abc]` a class,
  * `{a,b}` alternatives. Compiled to RE2 so that a user's pattern can never backtrack
  * exponentially on a long file name.

@@ -27,7 +27,7 @@ interface Grant {
 const USERNAME_PREFIX = 'run-';
 
 /**
- * Short-lived memfs write credentials, one per encoder run (SPEC §8, issue 24 item 4): each
+ * Short-lived memfs write credentials, one per encoder run (docs/storage.md#the-contract, issue 24 item 4): each
  * names the memfs path prefixes its encoder's outputs write and lives until the run ends. An
  * encoder's command line is readable by every local user (`/proc/<pid>/cmdline`), so what it
  * carries must be worth nothing beyond that one run's own files. Held in memory only: a restart

@@ -5,7 +5,7 @@ import type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
 import { WriteListeners } from './write-listeners.js';
 
 export interface MemoryFilesystemOptions {
-  /** Limit of the stored bytes; 0 = unlimited (SPEC §8 `storage.memory.max_size_mbytes`). */
+  /** Limit of the stored bytes; 0 = unlimited (docs/storage.md#the-contract). */
   maxSizeBytes: number;
   /** Delete the oldest files to make room instead of refusing a write with 507. */
   purge: boolean;

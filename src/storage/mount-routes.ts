@@ -23,7 +23,7 @@ export interface MountOptions {
 }
 
 /**
- * The HTTP mounts (SPEC §8): memfs at `/memfs/` (GET/HEAD without auth; PUT/POST/DELETE with
+ * The HTTP mounts (docs/storage.md#the-contract): memfs at `/memfs/` (GET/HEAD without auth; PUT/POST/DELETE with
  * basic auth) and the disk at `/` for everything no other route claims (GET/HEAD only).
  * Registered in their own scope so the raw-body parser does not leak into the JSON API.
  */
@@ -155,7 +155,7 @@ async function deleteFromMount(
   return reply.type('text/plain; charset=utf-8').send(`Deleted: ${path}`);
 }
 
-/** Writes through a filesystem, mapping its refusals to API errors (SPEC §8: 413, 507, 404; 409 below a file). */
+/** Writes through a filesystem, mapping its refusals to API errors (docs/storage.md#the-contract: 413, 507, 404; 409 below a file). */
 export async function writeFile(
   filesystem: MountedFilesystem,
   path: string,

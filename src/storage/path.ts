@@ -1,5 +1,5 @@
 /**
- * Paths inside a filesystem (SPEC §8): absolute, `/`-separated, never leaving the root.
+ * Paths inside a filesystem (docs/storage.md#the-contract): absolute, `/`-separated, never leaving the root.
  * Every path that comes from a request goes through `normalizeFilePath` before it reaches a
  * filesystem, so the filesystems themselves only ever see clean paths.
  */

@@ -8,7 +8,7 @@ import { markUserFile } from './user-file-headers.js';
 
 /**
  * Answers a GET or HEAD of a file: content type by extension, `Last-Modified`, `Content-Length`,
- * conditional `If-Modified-Since` (304) and a single byte range (206/416) (SPEC §8). A hook may
+ * conditional `If-Modified-Since` (304) and a single byte range (206/416) (docs/storage.md#the-contract). A hook may
  * replace the body (a rewritten playlist); such a body is answered whole and never cached. Every
  * answer runs sandboxed in a browser (user-file-headers.ts).
  */

@@ -21,7 +21,7 @@ const UNLIMITED_UPLOAD_BYTES = 1024 * 1024 * 1024;
 /** URL prefixes the disk mount leaves alone: they belong to the API, the scrape endpoint and the dashboard. */
 const RESERVED_PREFIXES = ['/api', '/metrics', '/dashboard'];
 
-/** The storage module as the app sees it (SPEC §8). */
+/** The storage module as the app sees it (docs/storage.md#the-contract). */
 export interface Storage {
   readonly filesystems: Filesystems;
   /** Hooks around the mounts; other modules (sessions) push theirs before the server listens. */

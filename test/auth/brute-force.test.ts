@@ -156,7 +156,7 @@ describe('brute-force protection cannot be turned against the owner', () => {
       assert.equal(answer.status, 401);
     }
     const locked = await postLogin(server.url, { username: USERNAME, password: PASSWORD }, attacker);
-    assert.equal(locked.status, 429, 'the attacking address keeps its 429 (SPEC §3.2)');
+    assert.equal(locked.status, 429, 'the attacking address keeps its 429 (docs/auth.md#login-methods)');
 
     const owner = await postLogin(
       server.url,

@@ -240,7 +240,7 @@ class CaseMaker {
   }
 }
 
-/** The content types the server reads as JSON (SPEC §1.1). */
+/** The content types the server reads as JSON (docs/api.md#conventions). */
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 
 /** The credential a case carries intact, judged from the request alone: only then may it get 200. */

@@ -29,7 +29,7 @@ describe('POST /api/login with username and password', () => {
   });
   after(() => server.close());
 
-  it('answers a token pair with every claim of SPEC §3.1', async () => {
+  it('answers a token pair with every claim of docs/auth.md#tokens', async () => {
     const answer = await postLogin(server.url, { username: USERNAME, password: PASSWORD, extra: 'ignored' });
     assert.equal(answer.status, 200);
     assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8');
@@ -67,7 +67,7 @@ describe('POST /api/login with username and password', () => {
     assert.equal(answer.status, 200);
   });
 
-  it('answers 401 with the SPEC body for wrong credentials', async () => {
+  it('answers 401 with the body of docs/auth.md#login-methods for wrong credentials', async () => {
     for (const body of [
       { username: USERNAME, password: 'wrong' },
       { username: 'someone', password: PASSWORD },

@@ -104,7 +104,7 @@ export interface Envelope {
   details: string[];
 }
 
-/** Parses an error answer and checks the envelope's shape (SPEC §1.1). */
+/** Parses an error answer and checks the envelope's shape (docs/api.md#conventions). */
 export function envelopeOf(answer: Answer): Envelope {
   if (answer.headers['content-type'] !== 'application/json; charset=utf-8') {
     throw new Error(`not JSON (${answer.headers['content-type']}): ${answer.status} ${answer.text}`);

@@ -18,7 +18,7 @@ async function stopMain(run: ReturnType<typeof startMain>): Promise<string> {
   return exit.stdout;
 }
 
-describe('safe first start (SPEC §2.2)', () => {
+describe('safe first start (docs/configuration.md#keys)', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'streamcore-first-'));

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * `POST /api/v3/metrics` past the raw window, over real HTTP (docs/history.md, Queries): a real
+ * `POST /api/v3/metrics` past the raw window, over real HTTP (docs/history.md#queries-which-tier-answers-which-range): a real
  * server on a clock 15× faster than real time (a collection every real second is 15 s of server
  * time), a raw window of 5 snapshots, the history at its real steps of a minute and an hour. A
  * poller records every snapshot the server collects; the long ranges must answer the mean

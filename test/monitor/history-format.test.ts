@@ -13,7 +13,7 @@ import { seededRandom as random } from '../helpers/seeded-random.js';
 import { processSeries as info, recordingLogger } from './support/history.js';
 
 /**
- * The columnar segment format (docs/history.md, File formats): the column codec on random values
+ * The columnar segment format (docs/history.md#file-formats-dirminute-dirhour): the column codec on random values
  * of every kind that can reach it, the series chunks with and without gaps, whole tiers with
  * series that come and go written, sealed and read back from disk, damaged files, and sealed
  * windows of the unreleased formats 1 and 2 (test/fixtures/history/v1-minute, v2-minute), skipped.

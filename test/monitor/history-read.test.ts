@@ -16,7 +16,7 @@ import { processSeries as info } from './support/history.js';
 /**
  * The fast read path of sealed windows (the column decoders, sealed-read.ts)
  * against straightforward versions on random data: the column decoder against a bit-by-bit
- * decoder written from the format's description (docs/history.md, File formats), and whole tiers
+ * decoder written from the format's description (docs/history.md#file-formats-dirminute-dirhour), and whole tiers
  * of a thousand series with gaps, NaN and series that come and go, read cold, warm and partly
  * cached, against the points that were appended.
  */

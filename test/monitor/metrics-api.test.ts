@@ -5,7 +5,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'proc');
 
-/** SPEC §4.1, copied here so the test pins the contract rather than the code's own table. */
+/** docs/metrics.md#catalog, copied here so the test pins the contract rather than the code's own table. */
 const EXPECTED_CATALOG = [
   ['cpu_idle', 'Percentage of idle CPU', []],
   ['cpu_ncpu', 'Number of logical CPUs in the system', []],

@@ -107,7 +107,7 @@ describe('Prometheus exposition', () => {
     assert.ok(!/^[a-z]/m.test(text), 'no samples');
   });
 
-  it('has the families, types, helps and label names of SPEC §6', () => {
+  it('has the families, types, helps and label names of docs/metrics.md#prometheus-get-metrics', () => {
     const table = prometheusFamilies().map((family) => [
       family.name,
       family.type,

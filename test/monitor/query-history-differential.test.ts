@@ -19,7 +19,7 @@ import {
 } from '../helpers/random-queries.js';
 
 /**
- * Ranges past the raw window are answered with the history (docs/history.md, Queries): the server
+ * Ranges past the raw window are answered with the history (docs/history.md#queries-which-tier-answers-which-range): the server
  * from lazily encoded history views (history-view.ts), the reference by formatting every point
  * (evaluate-history.ts). Both must give the same bytes, for random stores fed into a real history
  * on disk across minutes, hours, sealed windows, expired files and restarts, with series that come

@@ -9,7 +9,7 @@ import { shortUuid } from '../../src/process/config/short-id.js';
  */
 
 /**
- * Reads a request body into a config, filling defaults (SPEC §7.1). Type problems are collected
+ * Reads a request body into a config, filling defaults (docs/processes.md#process-config). Type problems are collected
  * as `<field path>: <what was expected>`; a config is returned only when there are none. Unknown
  * fields are ignored and `null` counts as "not given", as in the reference API.
  */
@@ -111,7 +111,7 @@ class FieldReader {
         return { id: '', address: '', options: [], cleanup: [] };
       }
       let id = this.string(item, 'id', `${path}.id`) ?? '';
-      // An input or output without id gets a fresh one (SPEC §7.1), unique within its list.
+      // An input or output without id gets a fresh one (docs/processes.md#process-config), unique within its list.
       while (id === '' || (item.id !== id && used.has(id))) id = shortUuid();
       used.add(id);
       return {

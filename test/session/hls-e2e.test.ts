@@ -12,7 +12,7 @@ interface Series {
 }
 
 /**
- * End to end (SPEC §8, §9): a real ffmpeg process created over the API writes HLS into memfs with
+ * End to end (docs/storage.md#the-contract, docs/sessions.md#the-contract): a real ffmpeg process created over the API writes HLS into memfs with
  * PUT (and DELETE for old segments), a simulated player watches from a non-ignored address, and
  * the session and filesystem metrics carry what happened.
  */

@@ -22,7 +22,7 @@ export interface RouteDoc {
   produces?: string[];
 }
 
-/** The error envelope of every error answer (SPEC §1.1). */
+/** The error envelope of every error answer (docs/api.md#conventions). */
 export const ErrorEnvelope = Type.Object(
   {
     code: Type.Integer({ description: 'the HTTP status' }),

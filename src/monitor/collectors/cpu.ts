@@ -31,7 +31,7 @@ interface Reading {
 
 /**
  * `cpu_user`, `cpu_system`, `cpu_idle`, `cpu_other` (percent over the last interval) and
- * `cpu_ncpu` (SPEC §4.2). On the host they come from /proc/stat deltas; inside a cgroup (v2 or v1)
+ * `cpu_ncpu` (docs/metrics.md#what-each-value-means). On the host they come from /proc/stat deltas; inside a cgroup (v2 or v1)
  * with a CPU limit, `cpu_ncpu` is the limit and the percentages are the cgroup's use relative to it.
  */
 export function createCpuCollector(deps: CpuCollectorDeps): Collector {

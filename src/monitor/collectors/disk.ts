@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Collector } from './collector.js';
 
 /**
- * `disk_total{path}` and `disk_usage{path}` in bytes (SPEC §4.2): size and used bytes (as `df`
+ * `disk_total{path}` and `disk_usage{path}` in bytes (docs/metrics.md#what-each-value-means): size and used bytes (as `df`
  * counts them: blocks − free blocks) of the file system holding the disk storage directory;
  * `path` is that directory's absolute path.
  */

@@ -5,7 +5,7 @@ import type { CgroupReader } from './cgroup-reader.js';
 import { parseMeminfo } from './parse/index.js';
 
 /**
- * `mem_total` and `mem_free` in bytes (SPEC §4.2): MemTotal and MemAvailable of /proc/meminfo, or
+ * `mem_total` and `mem_free` in bytes (docs/metrics.md#what-each-value-means): MemTotal and MemAvailable of /proc/meminfo, or
  * inside a cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`) whose limit is below the host's
  * memory, that limit and limit − usage.
  */

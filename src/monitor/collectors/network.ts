@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Collector } from './collector.js';
 import { parseNetDev } from './parse/index.js';
 
-/** `net_rx{interface}` and `net_tx{interface}`: bytes since boot per interface, loopback included (SPEC §4.2). */
+/** `net_rx{interface}` and `net_tx{interface}`: bytes since boot per interface, loopback included (docs/metrics.md#what-each-value-means). */
 export function createNetworkCollector(deps: { procRoot: string }): Collector {
   return {
     name: 'network',

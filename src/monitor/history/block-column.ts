@@ -2,8 +2,7 @@ import type { ColumnPrediction } from './column-codec.js';
 import { PaddedCopy } from './padded-copy.js';
 
 /**
- * The first value column of a series in a sealed window of format 3 (docs/history.md, File
- * formats): the column a query reads, laid out so that decoding has no bit-by-bit dependency.
+ * The first value column of a series in a sealed window of format 3 (docs/history.md#file-formats-dirminute-dirhour): the column a query reads, laid out so that decoding has no bit-by-bit dependency.
  * It is written once, when the window is sealed, from the values of the adaptive Rice column the
  * open window kept (column-codec.ts), so the whole column is known when it is encoded.
  *

@@ -4,9 +4,9 @@ import { PaddedCopy } from './padded-copy.js';
 /**
  * Compression of one column of a series' points in one window (the steps, the mean, the max or
  * the end value), written point by point while the window is open and decoded on its own, so a
- * query decodes only the column it answers with (docs/history.md, File formats).
+ * query decodes only the column it answers with (docs/history.md#file-formats-dirminute-dirhour).
  *
- * - Values are decimals: the API answers at most 3 decimals (SPEC §5.2), so a value is kept as the
+ * - Values are decimals: the API answers at most 3 decimals (docs/metrics.md#post-apiv3metrics-the-query), so a value is kept as the
  *   integer `q = round(v · scale)`, scale 1 when the column's first value is integral, else 1000.
  *   A value that is not exactly representable that way (huge, NaN, ±Infinity, −0, a fraction in a
  *   scale-1 column) is written raw as float64, never rounded; a fraction switches a scale-1 column

@@ -27,7 +27,7 @@ const DAY_SEC = 86_400;
 const IDLE_SLOT_SEC = 2 * MINUTE_SEC;
 
 /**
- * Downsampled history of every series (docs/metrics.md, History): a 1-minute tier and a 1-hour
+ * Downsampled history of every series (docs/history.md): a 1-minute tier and a 1-hour
  * tier on disk. The collection tick only adds samples to in-memory step aggregates
  * (`ingest`, O(samples), no allocation for known series); once per minute the finished minute is
  * appended to the minute tier (one write) and folded into the hour aggregate; once per hour the

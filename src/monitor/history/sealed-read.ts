@@ -22,7 +22,7 @@ import type { SeriesInfo } from './series-kind.js';
 import type { TierSeries } from './tier-piece.js';
 
 /**
- * Reading the series of a query from sealed files (docs/history.md, Reading).
+ * Reading the series of a query from sealed files (docs/history.md#queries-which-tier-answers-which-range).
  *
  * Everything is sized from the indexes before anything is decoded: each series gets one
  * `Float64Array` for the points no cache holds, and each file's sections are decoded straight into

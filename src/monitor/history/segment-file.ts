@@ -13,7 +13,7 @@ import { encodeSeriesTable, type SeriesTables } from './series-table.js';
 
 /**
  * A sealed window of a tier (`<window start>.seg`), written once when the window closes
- * (format 3, docs/history.md, File formats): an index record, then one record with every series'
+ * (format 3, docs/history.md#file-formats-dirminute-dirhour): an index record, then one record with every series'
  * sections back to back. The index has the series table (series-table.ts: names and labels, each
  * string once) and per series its first step, point count, column layout, and per section
  * (steps, then each column) its length and CRC-32. A query reads the index

@@ -22,7 +22,7 @@ const COUNTER_METRICS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * `name` label values that only grow in `restream_process` and `restream_io` (SPEC §7.4): running
+ * `name` label values that only grow in `restream_process` and `restream_io` (docs/processes.md#metrics-of-processes): running
  * totals, and `uptime`, seconds since the last state change (its end value is what a chart
  * needs, and it grows at a steady rate, which the counter encoding stores in one bit).
  */

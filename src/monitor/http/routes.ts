@@ -31,7 +31,7 @@ const GET_OPTIONS = { compress: false, decompress: false } as const;
 
 /**
  * `GET /api/v3/metrics` (catalog) and `POST /api/v3/metrics` (query), also with a trailing slash
- * (SPEC §5). Register inside the `/api/v3` scope, after its guard. `bodyLimitBytes`: the bound on
+ * (docs/metrics.md#query-api-get-and-post-apiv3metrics). Register inside the `/api/v3` scope, after its guard. `bodyLimitBytes`: the bound on
  * JSON bodies (config `api.max_body_kbytes`).
  */
 export async function registerMetricsApi(
@@ -83,7 +83,7 @@ async function answerQuery(monitor: MetricsSource, raw: RawJsonBody | undefined)
 }
 
 /**
- * `GET /metrics` at the root (SPEC §6): 404 while `metrics.enable_prometheus` is off (the route
+ * `GET /metrics` at the root (docs/metrics.md#prometheus-get-metrics): 404 while `metrics.enable_prometheus` is off (the route
  * stays registered so the disk mount at `/` never serves a file called `metrics` instead), the
  * optional scrape credential, then the exposition in the format the scraper asked for.
  */

@@ -12,7 +12,7 @@ export const EXPOSITION_CONTENT_TYPES: Readonly<Record<ExpositionFormat, string>
 };
 
 /**
- * Renders the families of SPEC §6 from the newest snapshot of the store. Every family gets its
+ * Renders the families of docs/metrics.md#prometheus-get-metrics from the newest snapshot of the store. Every family gets its
  * HELP and TYPE lines, even without samples; a series without a sample in the newest snapshot is
  * left out. The text only changes when a snapshot is committed, so it is cached per snapshot and
  * format.

@@ -1,6 +1,6 @@
 import { CATALOG, type MetricName, METRIC_INDEX } from '../store/index.js';
 
-/** One row of the families table of SPEC §6. */
+/** One row of the families table of docs/metrics.md#prometheus-get-metrics. */
 interface FamilyDefinition {
   name: string;
   type: 'gauge' | 'counter';
@@ -12,7 +12,7 @@ interface FamilyDefinition {
   drop?: readonly string[];
 }
 
-/** SPEC §6, in the order the exposition lists them (by family name). */
+/** docs/metrics.md#prometheus-get-metrics, in the order the exposition lists them (by family name). */
 const DEFINITIONS: readonly FamilyDefinition[] = [
   { name: 'cpu_idle_time_percent', type: 'gauge', help: 'CPU idle time in percent', source: 'cpu_idle' },
   { name: 'cpu_ncpu', type: 'gauge', help: 'Number of logical CPUs in the system', source: 'cpu_ncpu' },
@@ -133,7 +133,7 @@ export interface PrometheusFamily {
   openMetrics: { name: string; type: 'gauge' | 'counter' | 'unknown' };
 }
 
-/** The families of SPEC §6 with their label mapping resolved. */
+/** The families of docs/metrics.md#prometheus-get-metrics with their label mapping resolved. */
 export function prometheusFamilies(): PrometheusFamily[] {
   const names = new Set(DEFINITIONS.map((definition) => definition.name));
   return DEFINITIONS.map((definition) => {

@@ -8,7 +8,7 @@ export interface ScrapeCredentialConfig {
 }
 
 /**
- * The optional credential a scraper must present on `GET /metrics` (SPEC §6): a bearer token,
+ * The optional credential a scraper must present on `GET /metrics` (docs/metrics.md#prometheus-get-metrics): a bearer token,
  * basic auth, or either of them when both are configured. Without any, the endpoint is open.
  * Comparisons are constant-time (over SHA-256 digests, so lengths do not leak either).
  */

@@ -1,6 +1,6 @@
 /**
  * Memory for answers that are assembled for one request and cached nowhere, reused once their
- * response has been written (docs/performance.md, Memory).
+ * response has been written (docs/performance.md#memory).
  *
  * Why: a varied series query answers ~200 KB, and under load most such answers were allocated
  * fresh per request. Their memory is malloc'd outside V8's heap and freed only when a garbage

@@ -8,7 +8,7 @@ const CHUNK_BYTES = 256 << 10;
  * and range: 21 ranges × ~200 KB in bench/memory.ts) that die together when the next snapshot
  * replaces them, but stay allocated until a major garbage collection finds them; the main malloc
  * arena climbed by one snapshot's blocks every two seconds and fell back every ~12 s
- * (docs/performance.md, "Memory"). Blocks are only ever copied into answers, within the call that
+ * (docs/performance.md#memory). Blocks are only ever copied into answers, within the call that
  * assembles the answer, so once the snapshot is replaced nothing reads them and their memory can
  * serve the next blocks at once.
  *

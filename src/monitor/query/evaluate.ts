@@ -17,7 +17,7 @@ import {
 import type { SeriesSelection } from './select.js';
 
 /**
- * The JSON answer of a query against what the store holds now (SPEC §5.2), as text: the plain
+ * The JSON answer of a query against what the store holds now (docs/metrics.md#post-apiv3metrics-the-query), as text: the plain
  * evaluation, which formats every point of every matching series for this one answer. The server
  * answers from encoded fragments instead (assemble-answer.ts) and comes here only when those
  * decline; the tests compare both byte for byte. Latest-value mode when `timerangeSec` is not given,

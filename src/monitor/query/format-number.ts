@@ -1,5 +1,5 @@
 /**
- * A finite sample value as a JSON number (SPEC §5.2): integral values without decimals, others
+ * A finite sample value as a JSON number (docs/metrics.md#post-apiv3metrics-the-query): integral values without decimals, others
  * rounded to 3 decimals. Callers never pass NaN or infinities (the store does not keep them).
  */
 export function formatNumber(value: number): string {

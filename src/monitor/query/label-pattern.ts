@@ -11,8 +11,7 @@ const MAX_KEPT_ANSWERS = 256;
 /**
  * A compiled RE2 label pattern that remembers whether each label value matched. re2js runs its
  * automaton in JavaScript; matching it against every series of every selected metric was the
- * largest item of a varied latest-value query after parsing its body (docs/performance.md,
- * "Queries that vary"). A value's answer never changes, so a kept one is always right.
+ * largest item of a varied latest-value query after parsing its body (docs/performance.md#queries-that-vary). A value's answer never changes, so a kept one is always right.
  */
 export class LabelPattern {
   private readonly regexp: RE2JS;
@@ -22,7 +21,7 @@ export class LabelPattern {
     this.regexp = regexp;
   }
 
-  /** Does the pattern match somewhere in `value` (unanchored, as SPEC §5.2 asks)? */
+  /** Does the pattern match somewhere in `value` (unanchored, as docs/metrics.md#post-apiv3metrics-the-query asks)? */
   test(value: string): boolean {
     let answer = this.answers.get(value);
     if (answer === undefined) {

@@ -19,7 +19,7 @@ import { SeriesFragments } from './series-fragments.js';
  */
 const MAX_CACHED_BYTES = 2 << 20;
 
-/** The answer while collection is disabled (SPEC §5.2). */
+/** The answer while collection is disabled (docs/metrics.md#post-apiv3metrics-the-query). */
 export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]}';
 
 /**
@@ -54,7 +54,7 @@ export class MetricsQueryService {
 
   /**
    * `store` undefined: collection is disabled. `now`: a monotonic clock (ms) for the time budget.
-   * `history`: answers ranges past the raw window (docs/history.md, Queries).
+   * `history`: answers ranges past the raw window (docs/history.md#queries-which-tier-answers-which-range).
    */
   constructor(
     store: MetricStore | undefined,

@@ -29,7 +29,7 @@ export interface LabelSelector {
   regexp: LabelPattern | undefined;
 }
 
-/** A validated `POST /api/v3/metrics` body (SPEC §5.2). */
+/** A validated `POST /api/v3/metrics` body (docs/metrics.md#post-apiv3metrics-the-query). */
 export interface MetricsQuery {
   /** Seconds; `undefined` = not given (latest-value mode). */
   timerangeSec: number | undefined;

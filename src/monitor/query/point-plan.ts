@@ -16,7 +16,7 @@ export interface Retention {
 const MAX_POINTS_PER_SERIES = 10_000;
 
 /**
- * The points of a time-series answer for one step `intervalSec` (SPEC §5.2): `t_k = end − (N − 1 −
+ * The points of a time-series answer for one step `intervalSec` (docs/metrics.md#post-apiv3metrics-the-query): `t_k = end − (N − 1 −
  * k)·I` for `k = 0 … N−1`, each with the snapshot it reads (sample and hold), oldest first.
  *
  * For a fixed step and snapshot the times do not depend on how many points a query asks for: the
@@ -63,7 +63,7 @@ export function pointCountOf(query: MetricsQuery, retention: Retention, store: M
 
 /**
  * A time-series query whose range goes past the raw window, answered with the history's help
- * (docs/history.md, Queries): the points inside the raw window read the raw snapshots as always,
+ * (docs/history.md#queries-which-tier-answers-which-range): the points inside the raw window read the raw snapshots as always,
  * the points before it read the finest tier whose retention covers the range (sample and hold:
  * the tier's point of the step that holds `t_k`; none there, the point is left out).
  */

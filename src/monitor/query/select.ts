@@ -60,7 +60,7 @@ export class SeriesSelection {
 
 function matchesAll(matcher: Matcher, labelValues: readonly string[]): boolean {
   for (const { labelIndex, regexp } of matcher.selectors) {
-    // A label the metric does not have matches nothing (SPEC §5.2).
+    // A label the metric does not have matches nothing (docs/metrics.md#post-apiv3metrics-the-query).
     if (labelIndex < 0) return false;
     // Unanchored: the pattern must match somewhere in the value; an empty pattern matches anything.
     if (regexp !== undefined && !regexp.test(labelValues[labelIndex] ?? '')) return false;

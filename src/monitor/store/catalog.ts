@@ -1,5 +1,5 @@
 /**
- * The metric catalog of SPEC §4.1: 29 metrics with their exact names, descriptions and label names
+ * The metric catalog of docs/metrics.md#catalog: 29 metrics with their exact names, descriptions and label names
  * (label order as listed). Collectors emit label values in this order.
  */
 export const CATALOG = [
@@ -78,6 +78,6 @@ export interface MetricDescriptor {
 
 export type MetricName = (typeof CATALOG)[number]['name'];
 
-/** The six process states of SPEC §7.3, in the order the state-counter series are emitted. */
+/** The six process states of docs/processes.md#states-orders-and-supervision, in the order the state-counter series are emitted. */
 export const PROCESS_STATES = ['finished', 'starting', 'running', 'finishing', 'failed', 'killed'] as const;
 export type ProcessState = (typeof PROCESS_STATES)[number];

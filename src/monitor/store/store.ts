@@ -16,7 +16,7 @@ export const METRIC_INDEX: ReadonlyMap<string, number> = new Map(
 );
 
 /**
- * The last `capacity` snapshots of every series (SPEC §4.3), in typed arrays:
+ * The last `capacity` snapshots of every series (docs/metrics.md#collection), in typed arrays:
  * - a ring of snapshot times (ms), addressed by the snapshot's sequence number modulo `capacity`;
  * - per series one row of `capacity` float64 values in the same ring order, `NaN` = no sample.
  *
@@ -85,7 +85,7 @@ export class MetricStore {
   /**
    * Adds one snapshot taken at `timeMs` holding the samples of `batch`, replacing the oldest one
    * when the ring is full, then drops the series that no longer have a retained sample.
-   * Non-finite values are not stored (NaN and infinities are never sent, SPEC §5.2).
+   * Non-finite values are not stored (NaN and infinities are never sent, docs/metrics.md#post-apiv3metrics-the-query).
    */
   commit(timeMs: number, batch: SampleBatch): void {
     const seq = this.newest + 1;

@@ -3,6 +3,7 @@ import { checkFiltergraph } from './filtergraph.js';
 import { pathRefusal, ruleRefusal } from './local-path.js';
 import { networkRefusal } from './network-target.js';
 import { DEVICE_FORMATS, NETWORK_PROTOCOLS } from './option-table.js';
+import { formatNameOf } from './option-value.js';
 import type { Direction } from './rules.js';
 
 /** ffmpeg's URL_SCHEME_CHARS (libavformat/url.h): a protocol name is the longest run of these. */
@@ -30,7 +31,7 @@ export function checkAddress(
     if (reason !== undefined) findings.refuse(where, reason);
   };
   if (depth > MAX_DEPTH) return refuse(`"${address}" nests addresses more than ${MAX_DEPTH} deep`);
-  const lowerFormat = format?.toLowerCase();
+  const lowerFormat = format === undefined ? undefined : formatNameOf(format);
   if (lowerFormat === 'lavfi' && direction === 'input') {
     refuse(ruleRefusal([address], direction, context));
     return checkFiltergraph(address, where, depth, findings, checks);

@@ -15,7 +15,7 @@ export interface EncoderCommand {
 
 /**
  * Every reason the encoder command must not run, each as `<field path>: <reason>` naming the
- * address or option (SPEC §7.1; issue 10 item 2). Empty when it may. `written` is the same config
+ * address or option (docs/processes.md#process-config; issue 10 item 2). Empty when it may. `written` is the same config
  * before placeholders were resolved: messages quote top-level addresses as the user wrote them,
  * and credentials in URLs (`{memfs}` carries the memfs password) are never repeated.
  */

@@ -2,11 +2,13 @@ import { MAX_DEPTH, type AccessContext, type Checks, type Findings } from './con
 import { checkFiltergraph, stripQuoting } from './filtergraph.js';
 import { pathRefusal } from './local-path.js';
 import { networkRefusal } from './network-target.js';
+import { readBooleanOption } from './option-value.js';
 import { variantNamesRefusal } from './variant-names.js';
 import {
   FILE_OPTIONS,
   FILTERGRAPH_OPTIONS,
   FLAG_OPTIONS,
+  GUARDED_BOOLEANS,
   LOCAL_PROTOCOLS,
   NETWORK_PROTOCOLS,
   REFUSED_OPTIONS,
@@ -74,8 +76,9 @@ export function checkOptions(
       findings.refuse(at, `"${token}" is set by the server and cannot be overridden`);
     } else if (base === 'f') {
       format = value;
-    } else if (base === 'safe' && value.trim() === '0') {
-      findings.refuse(at, `"-safe 0" lets a concat list name any file`);
+    } else if (GUARDED_BOOLEANS.has(base)) {
+      const reason = guardedBooleanRefusal(base, value);
+      if (reason !== undefined) findings.refuse(at, reason);
     } else {
       checkOptionValue(base, value, format, valueAt, findings, checks);
     }
@@ -131,6 +134,20 @@ function checkOptionValue(
 }
 
 /**
+ * Why the value of a guarded boolean option (GUARDED_BOOLEANS) is refused: it reads, the way
+ * ffmpeg reads it, as another value than the required one, or as none (ffmpeg would refuse it
+ * too; refused here so that a reader that differs from ffmpeg's errs on the safe side).
+ */
+function guardedBooleanRefusal(option: string, value: string): string | undefined {
+  const guard = GUARDED_BOOLEANS.get(option);
+  if (guard === undefined) return undefined;
+  const read = readBooleanOption(value);
+  if (read === guard.required) return undefined;
+  const as = read === undefined ? 'is not a boolean ffmpeg reads' : `reads as ${read}`;
+  return `"-${option} ${value}" ${as}: only a value that ffmpeg reads as ${guard.required} is allowed (${guard.because})`;
+}
+
+/**
  * `k=v:k=v` lists: each key is looked up like a command-line option (tee slave options can set
  * `hls_segment_filename`), each value is scanned.
  */
@@ -148,6 +165,11 @@ export function checkOptionList(
     const value = equals < 0 ? '' : pair.slice(equals + 1);
     if (SERVER_OPTIONS.has(key)) {
       findings.refuse(where, `"${key}" is set by the server and cannot be overridden`);
+      continue;
+    }
+    if (GUARDED_BOOLEANS.has(key)) {
+      const reason = guardedBooleanRefusal(key, stripQuoting(value));
+      if (reason !== undefined) findings.refuse(where, reason);
       continue;
     }
     const use = FILE_OPTIONS.get(key);

@@ -77,7 +77,7 @@ export const FLAG_OPTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The server's own options (SPEC §7.1 "options it needs for itself"): it reads progress and
+ * The server's own options (docs/processes.md#process-config "options it needs for itself"): it reads progress and
  * per-frame statistics through them, so a process config must not set or redirect them.
  */
 export const SERVER_OPTIONS: ReadonlySet<string> = new Set([
@@ -96,6 +96,15 @@ export const SERVER_OPTIONS: ReadonlySet<string> = new Set([
  */
 export const REFUSED_OPTIONS: ReadonlyMap<string, string> = new Map([
   ['report', 'writes a log with the whole command line into the public disk filesystem'],
+]);
+
+/**
+ * Boolean options whose default keeps a demuxer inside the directories the policy checked: a
+ * value ffmpeg does not read as `required` (option-value.ts, every spelling) is refused.
+ */
+export const GUARDED_BOOLEANS: ReadonlyMap<string, { required: number; because: string }> = new Map([
+  // The concat demuxer's safe mode: off, a list may name any file (absolute, `..`, protocols).
+  ['safe', { required: 1, because: 'with safe mode off a concat list may name any file' }],
 ]);
 
 /** How the value of an option is used. */

@@ -13,7 +13,7 @@ export function round3(value: number): number {
   return Number.isInteger(value) ? value : Math.round(value * 1000) / 1000;
 }
 
-/** `/state` of SPEC §7.2. */
+/** `/state` of docs/processes.md#routes-and-answers */
 export function toState(input: {
   order: Order;
   state: ProcessState;
@@ -96,7 +96,7 @@ function toRunLog(run: RunLog) {
   };
 }
 
-/** `/report` of SPEC §7.2. */
+/** `/report` of docs/processes.md#routes-and-answers */
 export function toReport(current: RunLog, history: RunLog[]): ReportView {
   return {
     ...toRunLog(current),
@@ -108,7 +108,7 @@ export function toReport(current: RunLog, history: RunLog[]): ReportView {
   };
 }
 
-/** A process object with the requested parts (SPEC §7.2). */
+/** A process object with the requested parts (docs/processes.md#routes-and-answers). */
 export function toProcess(
   base: { config: ProcessConfig; createdAt: number; updatedAt: number },
   parts: ReadonlySet<ProcessPart>,

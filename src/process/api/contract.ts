@@ -4,7 +4,7 @@ import { ProcessConfig, ProcessConfigBody } from '../config/index.js';
 import { COMMANDS } from '../service/index.js';
 
 /**
- * The process API's answers (SPEC §7.2), declared once: the views (views.ts, api-shapes.ts) are
+ * The process API's answers (docs/processes.md#routes-and-answers), declared once: the views (views.ts, api-shapes.ts) are
  * typed from these schemas, the fast encoders (state-json.ts, process-json-fragments.ts, list-answers.ts)
  * are tested against them, and the routes below are described by them. The config and the body a
  * client sends are declared with the config itself (process/config/contract.ts).

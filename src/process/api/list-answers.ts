@@ -61,7 +61,7 @@ interface KeptAnswer {
  * so the questions being polled (`WARM_MS`) are answered again every `ANSWER_AHEAD_EVERY_MS`
  * with their states renewed before they reach the age limit, off the path of the requests: a UI
  * polling the list finds its answer ready instead of waiting for 200 states to be encoded and
- * 1.4 MB to be deflated, whenever in the second it asks (docs/performance.md, "A full server",
+ * 1.4 MB to be deflated, whenever in the second it asks (docs/performance.md#a-full-server,
  * fifth pass).
  */
 export class ListAnswers {

@@ -12,7 +12,7 @@ import { reportView, stateViewJson } from './views.js';
  * bytes, the metadata likewise by its revision; the state (which moves every second) is encoded per
  * request for one process, and at most once a second for the list (published-state.ts). With 200
  * processes the list is about 1.4 MB, mostly reports: encoding it per request dominated the answer
- * time (docs/performance.md, "A full server").
+ * time (docs/performance.md#a-full-server).
  */
 
 /** Encoded configs: entries get a new config object on every update, so the object is the key. */

@@ -11,7 +11,7 @@ import { stateInput } from './views.js';
  * once a second anyway (ffmpeg's progress block, the usage sampler). With 200 processes encoding
  * every state on every request was most of the list's answer time, and nearly every state had
  * moved since the last request, so nothing short of a time bound lets the list be kept
- * (docs/performance.md, "A full server", fifth pass). `GET /process/:id/state` stays exact.
+ * (docs/performance.md#fifth-pass-the-list-answered-ahead-26-nov-2026-late). `GET /process/:id/state` stays exact.
  */
 interface PublishedState {
   /** When it was encoded, by the service's clock, ms. */

@@ -26,14 +26,14 @@ const GZIP_PIECES = Math.min(4, availableParallelism());
  * 60 KB for 200 processes) for about twice the CPU. A list that is polled is compressed ahead of
  * its requests (list-answers.ts), so the smaller answer, which a UI on a slow link receives every
  * second, costs no request its time; a list built on request pays the difference
- * (docs/performance.md, "A full server", fifth pass).
+ * (docs/performance.md#fifth-pass-the-list-answered-ahead-26-nov-2026-late).
  */
 const LIST_GZIP_LEVEL = 6;
 
 /** Longest glob accepted in `idpattern`/`refpattern`. */
 const MAX_PATTERN_LENGTH = 1000;
 
-/** The process routes of SPEC §7.2, registered inside the guarded `/api/v3` scope. */
+/** The process routes of docs/processes.md#routes-and-answers, registered inside the guarded `/api/v3` scope. */
 export function registerProcessRoutes(v3: FastifyInstance, service: ProcessService): void {
   v3.post('/process', async (request, reply) => sendJson(reply, await service.create(request.body)));
 
@@ -142,7 +142,7 @@ function readCommand(request: FastifyRequest): Command {
   return command as Command;
 }
 
-/** The list's query: `filter`, `id`, `reference`, `idpattern`, `refpattern` (SPEC §7.2). */
+/** The list's query: `filter`, `id`, `reference`, `idpattern`, `refpattern` (docs/processes.md#routes-and-answers). */
 function readListQuestion(query: Query): ListQuestion {
   const parts = readFilter(query);
   const wanted = readList(query, 'id');

@@ -6,7 +6,7 @@ import { round3, type toState } from './api-shapes.js';
  * number formatting, a key left out where `JSON.stringify` leaves it out (value `undefined`). The
  * process list encodes the state of every process on every request (it moves every second); the
  * object graph of `toState` and its generic serialization were most of that answer's time with a
- * few hundred processes (docs/performance.md, "A full server"). A randomized test compares the two.
+ * few hundred processes (docs/performance.md#a-full-server). A randomized test compares the two.
  */
 export function stateJson(input: Parameters<typeof toState>[0]): string {
   let progress = progressTexts.get(input.progress);

@@ -2,7 +2,7 @@ import { absoluteOutputAddress } from './address.js';
 import type { ProcessConfig } from './contract.js';
 
 /**
- * The argument vector of a resolved config (SPEC §7.1): the server's own options first (so that
+ * The argument vector of a resolved config (docs/processes.md#process-config): the server's own options first (so that
  * the user's global options can still override them), then the global `options`, then per input
  * its options, `-i` and its address, then per output its options and its address. Relative file
  * outputs are made absolute against the disk directory.

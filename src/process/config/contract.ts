@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Given } from '../../http/index.js';
 
 /**
- * The process config's wire shapes (SPEC §7.1), declared once: the config as stored and answered,
+ * The process config's wire shapes (docs/processes.md#process-config), declared once: the config as stored and answered,
  * and the body a client sends. The TypeScript types of process/ are derived from them, the request
  * check validates bodies against them (process-config.ts), and the API description shows them
  * (process/api/contract.ts). Declared here, not in process/api, because every room of process/
@@ -11,7 +11,7 @@ import { Given } from '../../http/index.js';
 
 const NON_NEGATIVE_INTEGER = { minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 
-/** A cleanup rule of an output (SPEC §7.3). */
+/** A cleanup rule of an output (docs/processes.md#states-orders-and-supervision). */
 const CleanupRule = Type.Object({
   pattern: Type.String({ description: '<fs>:<glob>, fs one of mem, memfs, disk, diskfs' }),
   max_files: Type.Integer({

@@ -84,7 +84,7 @@ function parseParams(text: string, values: Record<string, string>): Record<strin
 }
 
 /**
- * The config with every placeholder resolved (SPEC §7.1): in ids, addresses, options and
+ * The config with every placeholder resolved (docs/processes.md#process-config): in ids, addresses, options and
  * cleanup patterns. The stored config keeps its placeholders; this copy is what runs.
  */
 export function resolveConfig(config: ProcessConfig, server: PlaceholderValues): ProcessConfig {

@@ -5,7 +5,7 @@ import { shortUuid } from './short-id.js';
 const bodyCheck = new RequestCheck(ProcessConfigBody);
 
 /**
- * Reads a request body into a config, filling defaults (SPEC §7.1). The body is checked against
+ * Reads a request body into a config, filling defaults (docs/processes.md#process-config). The body is checked against
  * the contract's schema (`ProcessConfigBody`); its problems come as `<field path>: <what was
  * expected>`, and a config is returned only when there are none. Unknown fields are ignored and
  * `null` counts as "not given", as in the reference API.
@@ -53,7 +53,7 @@ function withIds<Io extends IoBody>(list: Io[], cleanup: (io: Io) => ProcessIO['
   const used = new Set(list.map((io) => io.id));
   return list.map((io) => {
     let id = io.id ?? '';
-    // An input or output without id gets a fresh one (SPEC §7.1), unique within its list.
+    // An input or output without id gets a fresh one (docs/processes.md#process-config), unique within its list.
     while (id === '' || (io.id !== id && used.has(id))) id = shortUuid();
     used.add(id);
     return { id, address: io.address ?? '', options: [...(io.options ?? [])], cleanup: cleanup(io) };

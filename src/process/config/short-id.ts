@@ -6,7 +6,7 @@ const BASE = BigInt(ALPHABET.length);
 /** Digits needed for 128 bits in base 57. */
 const LENGTH = 22;
 
-/** A random UUID written as 22 characters of the base-57 alphabet (SPEC §7.1 default ids). */
+/** A random UUID written as 22 characters of the base-57 alphabet (docs/processes.md#process-config). */
 export function shortUuid(uuid: string = randomUUID()): string {
   let value = BigInt(`0x${uuid.replaceAll('-', '')}`);
   let out = '';

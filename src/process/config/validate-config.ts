@@ -15,7 +15,7 @@ export interface ValidationContext {
 const CLEANUP_PREFIX = /^(mem|memfs|disk|diskfs):/;
 
 /**
- * The semantic checks of SPEC §7.1, each problem as `<field path>: <reason>`. Addresses and
+ * The semantic checks of docs/processes.md#process-config, each problem as `<field path>: <reason>`. Addresses and
  * options are checked on `resolved` (the config with its placeholders resolved, `resolveConfig`),
  * so `{diskfs}/../x` is caught like `/x`.
  */

@@ -11,7 +11,7 @@ export function stripLogPrefixes(line: string): string {
 }
 
 /**
- * Hides credentials in a text shown by the API or used as a metric label (SPEC §7.1): the user
+ * Hides credentials in a text shown by the API or used as a metric label (docs/processes.md#process-config): the user
  * info of URLs (`rtmp://user:secret@host` → `rtmp://***:***@host`), the values of query
  * parameters that usually carry secrets (`?passphrase=…`, `&password=…`, `&token=…`), and the
  * credentials of `Authorization:` and `Proxy-Authorization:` header lines, whatever their scheme

@@ -41,7 +41,7 @@ export function rulesOf(resolved: ProcessConfig): CompiledRule[] {
 }
 
 /**
- * Applies cleanup rules (SPEC §7.3): per rule, keep the `maxFiles` newest matching files and
+ * Applies cleanup rules (docs/processes.md#states-orders-and-supervision): per rule, keep the `maxFiles` newest matching files and
  * delete matching files older than `maxAgeMs`. Each filesystem is listed once for all rules.
  * Returns how many files were deleted.
  */

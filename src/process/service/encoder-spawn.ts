@@ -4,6 +4,7 @@ import type { Config } from '../../config/index.js';
 import {
   probeParentDeathSignal,
   probeSandbox,
+  realProgram,
   withParentDeathSignal,
   withoutServerEnvironment,
   withSandbox,
@@ -34,7 +35,10 @@ export interface EncoderSpawn {
  * Composes how every encoder is started, probing once what the machine allows: inside bubblewrap
  * (`ffmpeg.sandbox`: `auto` where it works, `on` or refuse to start, `off` never) and with the
  * parent-death signal (`setpriv`), so that bwrap, or the encoder itself, dies with the server.
- * Throws, with what to do, when `ffmpeg.sandbox` is `on` and bubblewrap does not work here.
+ * Throws, with what to do, when `ffmpeg.sandbox` is `on` and bubblewrap does not work here, and
+ * when the sandbox works but the encoder binary cannot run inside (`ffmpeg.binary` in a hidden
+ * place, or its libraries outside what the sandbox shows): encoders would never run, and turning
+ * the sandbox off for it is the operator's call.
  */
 export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<EncoderSpawn> {
   const { config, logger } = deps;
@@ -42,10 +46,12 @@ export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<Encode
   const bwrap = deps.bwrap ?? 'bwrap';
   const mode = config.ffmpeg.sandbox;
   const places = sandboxPlaces(deps);
-  // Both probes at once (about 20 and 50 ms here).
+  // A binary that is not there is no sandbox problem: its processes fail with ENOENT, as without.
+  const program = realProgram(config.ffmpeg.binary, process.env.PATH ?? '');
+  // Both probes at once (about 20 and 60 ms here, the second running the binary).
   const [parentDeath, problem] = await Promise.all([
     probeParentDeathSignal(deps.spawn, setpriv),
-    mode === 'off' ? undefined : probeSandbox(deps.spawn, bwrap, places),
+    mode === 'off' ? undefined : probeSandbox(deps.spawn, bwrap, places, program),
   ]);
   // Outside the sandbox too, encoders never see the server's CORE_* variables (secrets among them).
   let spawn = withoutServerEnvironment(deps.spawn);
@@ -60,29 +66,43 @@ export async function createEncoderSpawn(deps: EncoderSpawnDeps): Promise<Encode
     );
     return { spawn, sandboxed: false };
   }
+  if (problem?.kind === 'program-unusable') {
+    throw new Error(
+      `ffmpeg.binary "${config.ffmpeg.binary}" cannot run in the encoder sandbox (${problem.message}); ` +
+        "the sandbox shows /usr, /bin, /sbin, /lib*, the binary's own directory and ffmpeg.access.*.paths, " +
+        "never db.dir, metrics.history.dir, tls.key_file or the config file's directory: install the " +
+        'binary, its interpreter and its libraries where it shows them, or set ffmpeg.sandbox to "off"',
+    );
+  }
   if (problem !== undefined) {
     if (mode === 'on') {
       throw new Error(
-        `ffmpeg.sandbox is "on", but bubblewrap cannot confine encoders here (${problem}); ` +
+        `ffmpeg.sandbox is "on", but bubblewrap cannot confine encoders here (${problem.message}); ` +
           'install Debian\'s bubblewrap, or set ffmpeg.sandbox to "auto" or "off"',
       );
     }
     logger.warn(
-      { sandbox: 'off', reason: problem },
+      { sandbox: 'off', reason: problem.message },
       'encoder sandbox off: bubblewrap does not work here (ffmpeg.sandbox is "auto"); only the access policy confines encoders',
     );
     return { spawn, sandboxed: false };
   }
   logger.info(
-    { sandbox: 'on', writable: places.writable(), hidden: places.hidden(), hostDevices: places.hostDevices },
-    'encoder sandbox on: every encoder runs in bubblewrap, the filesystem read-only but the writable places, the hidden ones empty',
+    {
+      sandbox: 'on',
+      readable: places.readable(),
+      writable: places.writable(),
+      hidden: places.hidden(),
+      hostDevices: places.hostDevices,
+    },
+    'encoder sandbox on: every encoder runs in bubblewrap and sees of the host only its programs, libraries and their settings, the readable and the writable places, never the hidden ones',
   );
   return { spawn: withSandbox(spawn, bwrap, places), sandboxed: true };
 }
 
 /**
- * Writable: the disk directory and `ffmpeg.access.output.paths`; readable
- * again over the private `/tmp`: `ffmpeg.access.input.paths`. Hidden:
+ * Writable: the disk directory and `ffmpeg.access.output.paths`; readable:
+ * `ffmpeg.access.input.paths`. Hidden:
  * what the access policy protects (db, metrics history, TLS key, config file or its directory).
  * The host's `/dev` only when `ffmpeg.access.devices` allows device formats.
  */

@@ -8,7 +8,7 @@ const TICK_MS = 1000;
 /**
  * Supervisors ticked in one turn of the event loop. Each tick reads two `/proc` files (about
  * 30 µs each on this VM) and updates rates; 200 processes in one turn blocked the loop for 10 ms
- * and more, which every request arriving meanwhile waited for (docs/performance.md, "A full
+ * and more, which every request arriving meanwhile waited for (docs/performance.md#a-full-server,
  * server"). Slices of this size keep each turn around a millisecond.
  */
 const SUPERVISORS_PER_TURN = 20;

@@ -44,7 +44,7 @@ export interface ProcessChangesDeps {
 }
 
 /**
- * The changes of the process API (SPEC §7.2): create, update, delete, commands and metadata.
+ * The changes of the process API (docs/processes.md#routes-and-answers): create, update, delete, commands and metadata.
  * Each runs under the locks of the processes it touches, so that operations on one process apply
  * one after the other while different processes never wait for each other. A config's
  * placeholders are resolved once per change; the resolved copy is validated, gives the locks of
@@ -90,7 +90,7 @@ export class ProcessChanges {
   }
 
   /**
-   * Merges `body` over the current config and replaces the process (SPEC §7.2 PUT). The current
+   * Merges `body` over the current config and replaces the process (docs/processes.md#routes-and-answers). The current
    * config is read, merged and validated under the process's lock, so that concurrent updates
    * apply one after the other and none is lost.
    */
@@ -241,7 +241,7 @@ export class ProcessChanges {
     if (order === 'start') entry.supervisor.start();
   }
 
-  /** The semantic checks (SPEC §7.1) against the current processes; throws a 400. */
+  /** The semantic checks (docs/processes.md#process-config) against the current processes; throws a 400. */
   private validate(config: ProcessConfig, resolved: ProcessConfig): void {
     const problems = validateProcessConfig(config, resolved, {
       access: this.deps.access,

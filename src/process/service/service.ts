@@ -55,7 +55,7 @@ export interface ProcessServiceDeps {
 }
 
 /**
- * The processes of the server (SPEC §7), as the API and the collectors see them. A façade: it
+ * The processes of the server (docs/processes.md#the-contract), as the API and the collectors see them. A façade: it
  * wires the table of processes, their changes (process-changes.ts), the runtime factory, the
  * store (`<db.dir>/db.json`) and the memfs traffic, and runs the lifecycle: load, start once the
  * server listens, the supervision tick, shutdown.
@@ -171,7 +171,7 @@ export class ProcessService {
     }
   }
 
-  /** Stops every process (orders kept), runs the purges, writes the db (SPEC §7.3 shutdown). */
+  /** Stops every process (orders kept), runs the purges, writes the db (docs/processes.md#states-orders-and-supervision). */
   async shutdown(): Promise<void> {
     this.closing = true;
     this.housekeeping.stop();

@@ -4,7 +4,7 @@ import { isObject, type ProcessConfig } from '../config/index.js';
 import type { Order } from '../supervise/index.js';
 
 /**
- * `<db.dir>/db.json` (SPEC §7.3), in the format of the datarhei Core v16 store (version 4), so
+ * `<db.dir>/db.json` (docs/processes.md#states-orders-and-supervision), in the format of the datarhei Core v16 store (version 4), so
  * that a file written by either server loads in the other:
  * `{"version":4,"process":{<id>:{id,reference,config,created_at,updated_at,order}},
  *   "metadata":{"system":{},"process":{<id>:{...}}}}`, where `config` is the store form of a

@@ -1,6 +1,6 @@
 import { maskCredentials } from '../ffmpeg/index.js';
 
-/** Hides credentials in a text the API shows or a metric label carries (SPEC §7.1, §7.4). */
+/** Hides credentials in a text the API shows or a metric label carries (docs/processes.md#process-config, docs/processes.md#metrics-of-processes). */
 export type CredentialMask = (text: string) => string;
 
 /**

@@ -1,4 +1,4 @@
-/** How long a stopped child gets between SIGINT and SIGKILL (SPEC §7.3). */
+/** How long a stopped child gets between SIGINT and SIGKILL (docs/processes.md#states-orders-and-supervision). */
 export const KILL_AFTER_MS = 5000;
 /** How long to wait for the exit after SIGKILL before giving up on the child. */
 const EXIT_AFTER_KILL_MS = 3000;

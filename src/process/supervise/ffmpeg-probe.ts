@@ -46,7 +46,7 @@ export function probeEncoder(binary: string, spawn: SpawnFn, timeoutMs = 5000): 
 }
 
 /**
- * Options the server puts in front of every command line (SPEC §7.1 "options it needs for
+ * Options the server puts in front of every command line (docs/processes.md#process-config "options it needs for
  * itself"): no terminal interaction, the `-progress` key=value stream on fd 3 once per second,
  * and the per-frame video statistics into `vstatsPath` (a FIFO the server reads) when there is
  * one. An encoder that is not a recent ffmpeg gets none, and its progress is read from stderr.

@@ -6,7 +6,9 @@
  */
 export { EncoderRegistry, type EncoderRegistryDeps } from './encoder-registry.js';
 export { probeParentDeathSignal, withParentDeathSignal } from './parent-death.js';
-export { probeSandbox, sandboxArgs, withSandbox, type SandboxPlaces } from './sandbox.js';
+export { realProgram, withSandbox } from './sandbox.js';
+export { sandboxArgs, type SandboxPlaces } from './sandbox-args.js';
+export { probeSandbox, type SandboxProblem } from './sandbox-probe.js';
 export { createCredentialMask, memfsSecrets, RunCredentialMask } from './credential-mask.js';
 export type { CredentialMask } from './credential-mask.js';
 export { probeEncoder, serverOptions } from './ffmpeg-probe.js';

@@ -42,7 +42,7 @@ export function parseProcStatusRssBytes(text: string): number | undefined {
  * microseconds and never block on a disk, while `fs.promises.readFile` made five thread-pool round
  * trips per file (open, fstat, read, read, close). With 200 processes that was 2 000 pool tasks and
  * their promises every second, which queued the list's compression behind them and kept the event
- * loop busy (docs/performance.md, "A full server"). The housekeeping tick spreads the processes
+ * loop busy (docs/performance.md#a-full-server). The housekeeping tick spreads the processes
  * over several turns of the loop, so a request waits behind a few of these reads at most.
  */
 export function readProcessUsage(procRoot: string, pid: number): ProcessUsageSample | undefined {

@@ -28,7 +28,7 @@ export interface ReportLimits {
 const MAX_PRELUDE_LINES = 200;
 
 /**
- * The report of a process (SPEC §7.2 `/report`): the log of the current run and a short history
+ * The report of a process (docs/processes.md#routes-and-answers): the log of the current run and a short history
  * of earlier runs. Everything is bounded: `maxLines` lines per run, `maxHistory` runs. Every line
  * goes through `mask` on the way in, so no line the API shows (prelude, log, `last_logline`)
  * carries credentials, whoever wrote it.
@@ -104,7 +104,7 @@ export class ProcessReport {
     return this.history;
   }
 
-  /** Takes over another report's runs (a replaced process keeps its log history, SPEC §7.2). */
+  /** Takes over another report's runs (a replaced process keeps its log history, docs/processes.md#routes-and-answers). */
   adopt(previous: ProcessReport): void {
     this.changes++;
     previous.archiveCurrent();

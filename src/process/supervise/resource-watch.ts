@@ -10,7 +10,7 @@ export interface ResourceLimits {
 }
 
 /**
- * Follows one child's CPU and memory (SPEC §7.3 limits): fed a `/proc` sample every second, it
+ * Follows one child's CPU and memory (docs/processes.md#states-orders-and-supervision): fed a `/proc` sample every second, it
  * keeps the current usage and says when a limit has been exceeded for `waitforMs`.
  */
 export class ResourceWatch {

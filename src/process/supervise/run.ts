@@ -11,7 +11,7 @@ import { ProgressTracker, type IoLabels } from '../progress/index.js';
 import type { ProcessReport } from './report.js';
 import { encoderWrapperOf, type SpawnFn } from './spawn.js';
 
-/** Bounds on what one child may cost the server per second (SPEC §7.3: a flood affects no one else). */
+/** Bounds on what one child may cost the server per second (docs/processes.md#states-orders-and-supervision: a flood affects no one else). */
 export interface OutputBudget {
   /** Longest line kept, characters. */
   maxLineLength: number;

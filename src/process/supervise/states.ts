@@ -1,4 +1,4 @@
-/** The six states of a process (SPEC §7.3), in the order metrics list them. */
+/** The six states of a process (docs/processes.md#states-orders-and-supervision), in the order metrics list them. */
 export const STATES = ['finished', 'starting', 'running', 'finishing', 'failed', 'killed'] as const;
 export type ProcessState = (typeof STATES)[number];
 

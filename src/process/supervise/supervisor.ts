@@ -11,7 +11,7 @@ import { UsageSampler } from './usage-sampler.js';
 export type { PreparedRun, SupervisorDeps, SupervisorSettings } from './supervisor-settings.js';
 
 /**
- * Runs one encoder process and keeps it in the state its order asks for (SPEC §7.3): spawns it,
+ * Runs one encoder process and keeps it in the state its order asks for (docs/processes.md#states-orders-and-supervision): spawns it,
  * stops it (SIGINT, then SIGKILL after 5 s), maps its exit to a state, reconnects after a delay,
  * stops it when it is stale or over a limit (keeping the order, so that reconnect applies).
  * `tick()` must be called about once per second.

@@ -5,7 +5,7 @@
  * any page of the same origin in the same tab could read those (a file a publisher uploaded to the
  * server's filesystems, opened where the dashboard was; issue 24 item 5). A reload of the page
  * therefore asks to log in again. The access token is refreshed ahead of its expiry from the `exi`
- * claim (SPEC §3.1).
+ * claim (docs/auth.md#tokens).
  */
 
 /** An answer outside 2xx, with the server's envelope (`{code, message, details}`) when it sent one. */

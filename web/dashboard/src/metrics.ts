@@ -1,5 +1,5 @@
 /**
- * Metric queries (SPEC §5.2) and the shapes the charts draw: series aligned on one time axis,
+ * Metric queries (docs/metrics.md#post-apiv3metrics-the-query) and the shapes the charts draw: series aligned on one time axis,
  * counters turned into rates, and counters turned into totals per calendar day or month.
  */
 import type { ApiClient } from './api.js';
@@ -71,7 +71,7 @@ export interface AlignedData {
 
 /**
  * Aligns several series on the union of their timestamps. Series of one query answer usually share
- * their timestamps exactly (SPEC §5.2 puts every point at t_k), so that case copies the values
+ * their timestamps exactly (docs/metrics.md#post-apiv3metrics-the-query puts every point at t_k), so that case copies the values
  * without building the union.
  */
 export function align(seriesList: readonly (readonly [number, number][])[]): AlignedData {

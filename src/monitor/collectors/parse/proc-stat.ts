@@ -68,7 +68,7 @@ export interface CpuPercentages {
 /**
  * CPU use between two readings (or since boot when `before` is undefined), in percent of all
  * CPUs. Guest time is moved from `user`/`nice` (where the kernel counts it) to `other`, so that
- * `other` = nice, iowait, irq, softirq, steal and guest (SPEC §4.2) and nothing is counted twice.
+ * `other` = nice, iowait, irq, softirq, steal and guest (docs/metrics.md#what-each-value-means) and nothing is counted twice.
  * An interval without ticks (two readings in the same tick) reads as 100 % idle.
  */
 export function cpuPercentages(after: CpuTimes, before: CpuTimes | undefined): CpuPercentages {
