@@ -25,11 +25,12 @@ export type Answer = unknown;
 
 export interface BenchEngine {
   readonly name: string;
-  appendStep(tier: TierName, stepSec: number, points: readonly LoggedPoint[]): void;
+  /** May resolve later (the chunk files write through the thread pool); awaited before the next call. */
+  appendStep(tier: TierName, stepSec: number, points: readonly LoggedPoint[]): void | Promise<boolean>;
   /**
    * The query the bench times: the points of the series in `keys` with step start in
    * [fromSec, toSec], in the engine's own answer form (ready for a consumer: typed arrays, rows,
-   * parsed values).
+   * parsed values); the chunk files' answer comes as a promise, which the bench awaits.
    */
   query(tier: TierName, keys: ReadonlySet<string>, fromSec: number, toSec: number): Answer;
   /**
@@ -39,8 +40,8 @@ export interface BenchEngine {
   verify(answer: Answer, fromSec: number, toSec: number): number;
   diskBytes(tier: TierName): number;
   /** Forgets what is cached in memory (decoded values, parsed indexes): the next query is cold. */
-  reopen(): void;
-  close(): void;
+  reopen(): void | Promise<void>;
+  close(): void | Promise<void>;
 }
 
 export function chunkEngine(dir: string): BenchEngine & { dir: string; tier(name: TierName): Tier } {
@@ -51,20 +52,20 @@ export function chunkEngine(dir: string): BenchEngine & { dir: string; tier(name
     name: 'chunk files (streamcore)',
     dir,
     tier: (name) => tiers[name],
-    appendStep: (tier, stepSec, points) => void tiers[tier].appendStep(stepSec, points),
+    appendStep: (tier, stepSec, points) => tiers[tier].appendStep(stepSec, points),
     query: (tier, keys, fromSec, toSec) => readPoints(tiers[tier], keys, fromSec, toSec),
     verify: (answer, fromSec, toSec) => verifyPieces(answer as TierPiece[][], fromSec, toSec),
     diskBytes: (tier) => tiers[tier].diskBytes,
-    reopen() {
-      tiers.minute.close();
-      tiers.hour.close();
+    async reopen() {
+      await tiers.minute.close();
+      await tiers.hour.close();
       tiers = { minute: open('minute'), hour: open('hour') };
       tiers.minute.load();
       tiers.hour.load();
     },
-    close() {
-      tiers.minute.close();
-      tiers.hour.close();
+    async close() {
+      await tiers.minute.close();
+      await tiers.hour.close();
     },
   };
 }
@@ -74,14 +75,14 @@ export function chunkEngine(dir: string): BenchEngine & { dir: string; tier(name
  * series its pieces cut to the range, as views of the decoded values (a binary search at each end
  * of a piece; a tier answers whole windows and the first and last may reach past the range).
  */
-export function readPoints(
+export async function readPoints(
   tier: Tier,
   keys: ReadonlySet<string>,
   fromSec: number,
   toSec: number,
-): TierPiece[][] {
+): Promise<TierPiece[][]> {
   const answer: TierPiece[][] = [];
-  for (const { pieces } of tier.read((s) => keys.has(s.key), fromSec, toSec).values()) {
+  for (const { pieces } of (await tier.read((s) => keys.has(s.key), fromSec, toSec)).values()) {
     const inRange: TierPiece[] = [];
     for (const piece of pieces) {
       const from = firstStepAtOrAfter(piece, fromSec);

@@ -67,22 +67,29 @@ if (gc === undefined) {
 type Factory = (dir: string) => BenchEngine | undefined;
 const FACTORIES: Factory[] = [chunkEngine, jsonEngine, sqliteEngine];
 
-function withEngine<T>(factory: Factory, run: (engine: BenchEngine) => T): T | undefined {
+async function withEngine<T>(
+  factory: Factory,
+  run: (engine: BenchEngine) => Promise<T>,
+): Promise<T | undefined> {
   const dir = mkdtempSync(join(tmpdir(), 'history-bench-'));
   const engine = factory(dir);
   try {
-    return engine === undefined ? undefined : run(engine);
+    return engine === undefined ? undefined : await run(engine);
   } finally {
-    engine?.close();
+    await engine?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** Wall time and this process's CPU time (user + system) of one call, ms: the machine is shared. */
-function timed(run: () => unknown): Timing {
+/**
+ * Wall time and this process's CPU time (user + system) of one call, ms: the machine is shared.
+ * A call that returns a promise is timed until it resolves (the chunk files write and read through
+ * the thread pool; its threads' CPU time counts in the process's).
+ */
+async function timed(run: () => unknown): Promise<Timing> {
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  run();
+  await run();
   const wall = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   return { wall, cpu: (cpu.user + cpu.system) / 1000 };
@@ -109,7 +116,7 @@ function usedBytes(): number {
   return usage.heapUsed + usage.external;
 }
 
-function diskPhase(): void {
+async function diskPhase(): Promise<void> {
   console.log(
     `\n1. Disk: 7 days of 1-minute points, ${DISK_SERIES} series (${MINUTES_7D * DISK_SERIES} points)`,
   );
@@ -117,15 +124,15 @@ function diskPhase(): void {
   console.log('| --- | ---: | ---: |');
   const rows: [string, number][] = [];
   for (const factory of FACTORIES) {
-    withEngine(factory, (engine) => {
+    await withEngine(factory, async (engine) => {
       const load = workload(DISK_SERIES);
-      for (let k = 0; k < MINUTES_7D; k++) engine.appendStep('minute', START_SEC + k * 60, load.step());
+      for (let k = 0; k < MINUTES_7D; k++) await engine.appendStep('minute', START_SEC + k * 60, load.step());
       const points = MINUTES_7D * DISK_SERIES;
       rows.push([engine.name, engine.diskBytes('minute') / points]);
       if ('tier' in engine) {
         // One more step seals the full window; what remains is the sealed files plus a one-step log.
         const tier = (engine as ReturnType<typeof chunkEngine>).tier('minute');
-        tier.seal();
+        await tier.seal();
         rows.push([`${engine.name}, sealed windows only`, tier.diskBytes / points]);
       }
     });
@@ -135,7 +142,7 @@ function diskPhase(): void {
     console.log(`| ${name} | ${bytes.toFixed(2)} | ${(bytes / baseline).toFixed(3)}× |`);
 }
 
-function tickPhase(): void {
+async function tickPhase(): Promise<void> {
   console.log(`\n2. Write cost, ${TICK_SERIES} series`);
   const dir = mkdtempSync(join(tmpdir(), 'history-bench-'));
   try {
@@ -146,7 +153,7 @@ function tickPhase(): void {
       maxSizeBytes: 0,
       logger: pino({ level: 'silent' }),
     });
-    history.load();
+    await history.load();
     const store = new MetricStore(150);
     const metric = METRIC_INDEX.get('restream_process')!;
     const ids = Array.from({ length: TICK_SERIES }, (_, i) =>
@@ -160,11 +167,13 @@ function tickPhase(): void {
       for (let i = 0; i < ids.length; i++) batch.add(ids[i]!, tick + i / 7);
       const timeMs = (START_SEC + 1 + tick * 2) * 1000;
       store.commit(timeMs, batch);
-      const elapsed = timed(() => history.ingest(timeMs, batch, store));
+      const elapsed = await timed(() => history.ingest(timeMs, batch, store));
+      // The queued file work runs between ticks, as in a server (not timed: the tick does not wait).
+      await history.settled();
       // The first two minutes create every series' slot, log definition and chunk: warm-up.
       if (tick >= 60) ((tick * 2 + 1) % 60 < 2 ? flushing : plain).push(elapsed);
     }
-    history.close();
+    await history.close();
     const tick = medianOf(plain);
     const flush = medianOf(flushing);
     console.log(
@@ -182,10 +191,10 @@ function tickPhase(): void {
   const load = workload(TICK_SERIES);
   const steps = Array.from({ length: ROUNDS + 2 }, () => load.step());
   for (const factory of FACTORIES) {
-    withEngine(factory, (engine) => {
-      const times = steps.map((points, k) =>
-        timed(() => engine.appendStep('minute', START_SEC + k * 60, points)),
-      );
+    await withEngine(factory, async (engine) => {
+      const times: Timing[] = [];
+      for (const [k, points] of steps.entries())
+        times.push(await timed(() => engine.appendStep('minute', START_SEC + k * 60, points)));
       rows.push([engine.name, medianOf(times.slice(2))]);
     });
   }
@@ -196,9 +205,9 @@ function tickPhase(): void {
     );
   }
   // Once per 6 hours the tick that starts a new window also seals the old one into a segment file.
-  withEngine(chunkEngine, (engine) => {
-    for (let k = 0; k < 360; k++) engine.appendStep('minute', START_SEC + k * 60, load.step());
-    const seal = timed(() => (engine as ReturnType<typeof chunkEngine>).tier('minute').seal());
+  await withEngine(chunkEngine, async (engine) => {
+    for (let k = 0; k < 360; k++) await engine.appendStep('minute', START_SEC + k * 60, load.step());
+    const seal = await timed(() => (engine as ReturnType<typeof chunkEngine>).tier('minute').seal());
     console.log(
       `Sealing a full minute window (360 points of ${TICK_SERIES} series) into a segment file: ` +
         `${seal.wall.toFixed(1)} ms wall, ${seal.cpu.toFixed(1)} ms CPU`,
@@ -206,7 +215,7 @@ function tickPhase(): void {
   });
 }
 
-function queryPhase(): void {
+async function queryPhase(): Promise<void> {
   console.log(`\n3. Query: one year of 1-hour points of 100 series (of ${QUERY_SERIES})`);
   console.log(
     '| engine | first read after writing: CPU (ms) | cold: wall (ms) | CPU (ms) | warm: wall (ms) | CPU (ms) | ratio to baseline (cold CPU) |',
@@ -215,31 +224,33 @@ function queryPhase(): void {
   const rows: [string, Timing | undefined, Timing, Timing | undefined][] = [];
   const hours = 366 * 24;
   for (const factory of FACTORIES) {
-    withEngine(factory, (engine) => {
+    await withEngine(factory, async (engine) => {
       const load = workload(QUERY_SERIES, 3600);
-      for (let k = 0; k < hours; k++) engine.appendStep('hour', START_SEC + k * 3600, load.step());
+      for (let k = 0; k < hours; k++) await engine.appendStep('hour', START_SEC + k * 3600, load.step());
       const keys = new Set(load.series.slice(0, 100).map((series) => series.key));
       const toSec = START_SEC + (hours - 1) * 3600;
       const fromSec = toSec - 365 * 86_400 + 3600;
       // Timed: the engine's query, up to its answer. Not timed: checking every point of it.
-      const read = (): Timing => {
+      const read = async (): Promise<Timing> => {
         let answer: unknown;
-        const time = timed(() => (answer = engine.query('hour', keys, fromSec, toSec)));
+        const time = await timed(async () => (answer = await engine.query('hour', keys, fromSec, toSec)));
         const count = engine.verify(answer, fromSec, toSec);
         if (count !== 100 * 8760) throw new Error(`${engine.name}: read ${count} points`);
         return time;
       };
-      const first = read();
+      const first = await read();
       // Cold: nothing decoded in memory (a fresh Tier, loaded as at a start), the code already
       // optimised. The forced GC's concurrent sweeping is let finish first: it is the bench's
       // doing, and its threads' CPU time would otherwise count in the read's.
-      const cold = Array.from({ length: ROUNDS }, () => {
-        engine.reopen();
+      const cold: Timing[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        await engine.reopen();
         gc!();
         pause(100);
-        return read();
-      });
-      const warm = Array.from({ length: ROUNDS }, read);
+        cold.push(await read());
+      }
+      const warm: Timing[] = [];
+      for (let round = 0; round < ROUNDS; round++) warm.push(await read());
       rows.push([engine.name, first, medianOf(cold), medianOf(warm)]);
       if (!('tier' in engine)) return;
       // Cold in a fresh process: the first query after a start, code not yet optimised either.
@@ -266,7 +277,7 @@ function queryPhase(): void {
   }
 }
 
-function memoryPhase(): void {
+async function memoryPhase(): Promise<void> {
   console.log(`\n4. Memory (heap + external after GC), minute tier of ${DISK_SERIES} series`);
   const load = workload(DISK_SERIES);
   const before = usedBytes();
@@ -276,10 +287,10 @@ function memoryPhase(): void {
   const engineBytes: number[] = [];
   for (let k = 0; k < MINUTES_7D; k++) {
     const points = load.step();
-    engine.appendStep('minute', START_SEC + k * 60, points);
+    await engine.appendStep('minute', START_SEC + k * 60, points);
     if (k === 1439 || k === MINUTES_7D - 1) engineBytes.push(usedBytes() - before);
   }
-  engine.close();
+  await engine.close();
   rmSync(engine.dir, { recursive: true, force: true });
   const start = usedBytes();
   for (let k = 0; k < MINUTES_7D; k++) {
@@ -296,4 +307,4 @@ function memoryPhase(): void {
 // BENCH_PHASES=query (or any comma-separated subset of disk,write,query,memory) runs only those.
 const PHASES = { disk: diskPhase, write: tickPhase, query: queryPhase, memory: memoryPhase };
 const chosen = (process.env.BENCH_PHASES ?? Object.keys(PHASES).join(',')).split(',');
-for (const [name, run] of Object.entries(PHASES)) if (chosen.includes(name)) run();
+for (const [name, run] of Object.entries(PHASES)) if (chosen.includes(name)) await run();

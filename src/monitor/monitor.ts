@@ -40,6 +40,8 @@ export class Monitor {
   readonly intervalMs: number;
 
   private readonly deps: MonitorDeps;
+  /** The history's load (its tiers are loaded by the constructor; the unfinished hour is rebuilt after). */
+  private readonly historyLoaded: Promise<void> = Promise.resolve();
   private scheduler: CollectionScheduler | undefined;
   /** `collectFirst` took the first snapshot and periodic collection has not started yet. */
   private firstCollected = false;
@@ -60,7 +62,9 @@ export class Monitor {
         maxSizeBytes: history.max_size_mbytes * 1024 * 1024,
         logger: deps.logger,
       });
-      this.history.load();
+      this.historyLoaded = this.history.load().catch((error: unknown) => {
+        deps.logger.error({ err: error }, 'metrics history: the unfinished hour could not be rebuilt');
+      });
     } else this.history = undefined;
     this.query = new MetricsQueryService(
       this.enabled ? this.store : undefined,
@@ -85,6 +89,8 @@ export class Monitor {
    */
   async collectFirst(): Promise<void> {
     if (!this.enabled || this.scheduler !== undefined) return;
+    await this.historyLoaded;
+    if (this.scheduler !== undefined) return;
     this.scheduler = this.createScheduler();
     await this.scheduler.collectNow();
     this.firstCollected = true;
@@ -144,9 +150,13 @@ export class Monitor {
     return this.scheduler?.stats() ?? [];
   }
 
-  /** Stops collection, then writes the unfinished minute of the history and closes its files. */
+  /**
+   * Stops collection, then writes the unfinished minute of the history, waits for its queued file
+   * operations and closes its files.
+   */
   async stop(): Promise<void> {
     await this.scheduler?.stop();
-    this.history?.close();
+    await this.historyLoaded;
+    await this.history?.close();
   }
 }

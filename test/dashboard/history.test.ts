@@ -24,7 +24,7 @@ interface Answer {
  * Three days of HLS viewer counters written into the server's history before it starts (every
  * 5 minutes: 2 more sessions and 1 MB more sent), as a server that ran then would have left them.
  */
-function writePastDays(dir: string, nowMs: number): void {
+async function writePastDays(dir: string, nowMs: number): Promise<void> {
   const history = new MetricHistory({
     dir,
     minuteRetentionDays: 7,
@@ -32,7 +32,7 @@ function writePastDays(dir: string, nowMs: number): void {
     maxSizeBytes: 0,
     logger: pino({ level: 'silent' }),
   });
-  history.load();
+  await history.load();
   const store = new MetricStore(1);
   const total = store.intern(METRIC_INDEX.get('session_total')!, ['hls']);
   const sent = store.intern(METRIC_INDEX.get('session_txbytes')!, ['hls']);
@@ -44,7 +44,7 @@ function writePastDays(dir: string, nowMs: number): void {
     store.commit(t, batch);
     history.ingest(t, batch, store);
   }
-  history.close();
+  await history.close();
 }
 
 /** Day label in this machine's zone (the browser runs in the same one), as the page writes it. */
@@ -77,7 +77,7 @@ describe('dashboard: long ranges from the metric history', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'dashboard-history-'));
-    writePastDays(join(dir, 'db', 'metrics'), Date.now());
+    await writePastDays(join(dir, 'db', 'metrics'), Date.now());
     server = await startServer({
       dir,
       dashboardDir: await buildIntoTemp(),

@@ -73,59 +73,61 @@ function bigStore(): MetricStore {
 describe('answers no cache keeps', () => {
   const retention = { rangeSec: 300, intervalSec: 2 };
   const store = bigStore();
-  const plain = (body: unknown): string => {
+  const plain = async (body: unknown): Promise<string> => {
     const query = parseMetricsQuery(body, LIMITS, new PatternCache(LIMITS.maxProgramSize));
-    return evaluateQuery(store, retention, query, SeriesSelection.all());
+    return await evaluateQuery(store, retention, query, SeriesSelection.all());
   };
   const series = (timerangeSec: number): unknown => ({ timerange_sec: timerangeSec, interval_sec: 2 });
 
-  it('reuse the memory of an answer once it is written, and only then', () => {
+  it('reuse the memory of an answer once it is written, and only then', async () => {
     const service = new MetricsQueryService(store, retention, LIMITS);
     // Fill the cache with three answers; they are never given back.
-    const cached = [series(300), series(298), series(296)].map((body) => service.answer(body));
-    cached.forEach((answer, i) => assert.equal(service.answer(series(300 - 2 * i)), answer, 'cached'));
-    const a = service.answer(series(294));
-    const b = service.answer(series(292));
-    assert.notEqual(service.answer(series(294)), a, 'not cached');
+    const cached = [await service.answer(series(300)), await service.answer(series(298))];
+    cached.push(await service.answer(series(296)));
+    for (const [i, answer] of cached.entries())
+      assert.equal(await service.answer(series(300 - 2 * i)), answer, 'cached');
+    const a = await service.answer(series(294));
+    const b = await service.answer(series(292));
+    assert.notEqual(await service.answer(series(294)), a, 'not cached');
     assert.notEqual(a.bytes.buffer, b.bytes.buffer, 'both unwritten: separate memory');
     for (const answer of cached) assert.notEqual(answer.bytes.buffer, a.bytes.buffer);
-    assert.ok(a.bytes.toString() === plain(series(294)));
+    assert.ok(a.bytes.toString() === (await plain(series(294))));
 
     service.written(a);
-    const c = service.answer(series(290));
+    const c = await service.answer(series(290));
     assert.equal(c.bytes.buffer, a.bytes.buffer, "a's memory, now c's");
-    assert.ok(c.bytes.toString() === plain(series(290)));
-    assert.ok(b.bytes.toString() === plain(series(292)), 'b untouched');
+    assert.ok(c.bytes.toString() === (await plain(series(290))));
+    assert.ok(b.bytes.toString() === (await plain(series(292))), 'b untouched');
 
     // A cached answer reported written stays as it is: other requests get it from the cache.
     for (const answer of cached) service.written(answer);
     service.written(c);
     service.written(b);
     const texts = cached.map((answer) => answer.bytes.toString());
-    const d = service.answer(series(288));
-    const e = service.answer(series(286));
-    const f = service.answer(series(284));
+    const d = await service.answer(series(288));
+    const e = await service.answer(series(286));
+    const f = await service.answer(series(284));
     for (const answer of cached)
       assert.ok(![d, e, f].some((made) => made.bytes.buffer === answer.bytes.buffer));
-    assert.ok(d.bytes.toString() === plain(series(288)));
-    assert.ok(e.bytes.toString() === plain(series(286)));
-    assert.ok(f.bytes.toString() === plain(series(284)));
+    assert.ok(d.bytes.toString() === (await plain(series(288))));
+    assert.ok(e.bytes.toString() === (await plain(series(286))));
+    assert.ok(f.bytes.toString() === (await plain(series(284))));
     assert.ok(
       cached.every((answer, i) => answer.bytes.toString() === texts[i]),
       'cached answers unchanged',
     );
-    assert.equal(service.answer(series(300)), cached[0], 'still the cached answer');
-    assert.ok(cached[0]!.bytes.toString() === plain(series(300)));
+    assert.equal(await service.answer(series(300)), cached[0], 'still the cached answer');
+    assert.ok(cached[0]!.bytes.toString() === (await plain(series(300))));
   });
 
-  it('give the same bytes as the plain evaluation when every answer reuses the last one', () => {
+  it('give the same bytes as the plain evaluation when every answer reuses the last one', async () => {
     const service = new MetricsQueryService(store, retention, LIMITS);
-    for (const range of [300, 298, 296]) service.answer(series(range));
+    for (const range of [300, 298, 296]) await service.answer(series(range));
     let reused = 0;
     let previous: ArrayBufferLike | undefined;
     for (let range = 294; range >= 100; range -= 7) {
-      const answer = service.answer(series(range));
-      assert.ok(answer.bytes.toString() === plain(series(range)), `${range} s`);
+      const answer = await service.answer(series(range));
+      assert.ok(answer.bytes.toString() === (await plain(series(range))), `${range} s`);
       if (answer.bytes.buffer === previous) reused++;
       previous = answer.bytes.buffer;
       service.written(answer);

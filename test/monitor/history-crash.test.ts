@@ -101,8 +101,13 @@ describe('metrics history across kill -9 (server in a child process)', () => {
         maxSizeBytes: 0,
         logger: pino({ level: 'silent' }),
       });
-      history.load();
-      const uptime = history.read(history.minute, (s) => s.key === 'uptime_uptime', 0, T0 / 1000 + 86_400);
+      await history.load();
+      const uptime = await history.read(
+        history.minute,
+        (s) => s.key === 'uptime_uptime',
+        0,
+        T0 / 1000 + 86_400,
+      );
       const times = new Set(
         pointsBetween(uptime.get('uptime_uptime')!.pieces, 0, T0 / 1000 + 86_400).timesSec,
       );
@@ -112,7 +117,7 @@ describe('metrics history across kill -9 (server in a child process)', () => {
         [...times].some((time) => time >= T0 / 1000 + 3600),
         'the restarted server added minutes',
       );
-      history.close();
+      await history.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -72,10 +72,10 @@ function problems(lines: { msg: string; level?: number }[]): { msg: string; file
 }
 
 describe('damaged history files', () => {
-  it('keeps the records before and after 16 bytes corrupted a quarter into a write-ahead log', () => {
+  it('keeps the records before and after 16 bytes corrupted a quarter into a write-ahead log', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-damage-'));
     try {
-      writeKnownHistory(dir);
+      await writeKnownHistory(dir);
       const log = minuteLog(dir);
       const { records } = windowFiles(dir).get(`minute/${log.split('/').at(-1)}`)!;
       const bytes = readFileSync(log);
@@ -86,9 +86,9 @@ describe('damaged history files', () => {
       assert.ok(touched.length >= 1 && touched.length <= 2);
 
       const { logger, lines } = recordingLogger();
-      const history = openHistory(dir, logger);
-      const answered = answeredMinutes(pointsOfTier(history, history.minute));
-      history.close();
+      const history = await openHistory(dir, logger);
+      const answered = answeredMinutes(await pointsOfTier(history, history.minute));
+      await history.close();
       const lost = missing(answered, 0, HISTORY_MINUTES);
       assert.deepEqual(
         lost,
@@ -101,37 +101,38 @@ describe('damaged history files', () => {
 
       // The log was rewritten without the damage: the next start has nothing to say.
       const again = recordingLogger();
-      const reopened = openHistory(dir, again.logger);
+      const reopened = await openHistory(dir, again.logger);
       assert.deepEqual(
-        missing(answeredMinutes(pointsOfTier(reopened, reopened.minute)), 0, HISTORY_MINUTES),
+        missing(answeredMinutes(await pointsOfTier(reopened, reopened.minute)), 0, HISTORY_MINUTES),
         lost,
       );
-      reopened.close();
+      await reopened.close();
       assert.deepEqual(problems(again.lines), []);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('keeps the records before the cut and every one appended after a write-ahead log was truncated under the running history', () => {
+  it('keeps the records before the cut and every one appended after a write-ahead log was truncated under the running history', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-damage-'));
     try {
       const store = new MetricStore(16);
-      const history = openHistory(dir);
+      const history = await openHistory(dir);
       // 18 h 40 min: the minute tier's open window holds 40 minutes.
       const cut = 18 * 60 + 40;
       feedMinutes(history, store, 0, cut);
+      await history.settled();
       const log = minuteLog(dir);
       const { records } = windowFiles(dir).get(`minute/${log.split('/').at(-1)}`)!;
       const keptBytes = Math.floor(readFileSync(log).length / 2) + 5;
       truncateSync(log, keptBytes);
       feedMinutes(history, store, cut, cut + 30);
-      history.close();
+      await history.close();
 
       const { logger, lines } = recordingLogger();
-      const reopened = openHistory(dir, logger);
-      const answered = answeredMinutes(pointsOfTier(reopened, reopened.minute));
-      reopened.close();
+      const reopened = await openHistory(dir, logger);
+      const answered = answeredMinutes(await pointsOfTier(reopened, reopened.minute));
+      await reopened.close();
       // Lost: what the truncation took away (from the record it cut in two on); nothing before,
       // nothing appended after it.
       const cutAway = [...records!].filter(([, [, end]]) => end > keptBytes);
@@ -152,7 +153,7 @@ describe('damaged history files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-damage-'));
     try {
       const metricsDir = join(dir, 'db', 'metrics');
-      writeKnownHistory(metricsDir);
+      await writeKnownHistory(metricsDir);
       const foreign = join(metricsDir, 'minute', `${T0_SEC - 6 * 3600}.wal`);
       mkdirSync(foreign);
       writeFileSync(join(foreign, 'inside'), 'not a log');

@@ -121,7 +121,7 @@ describe('history segment format 2 (columnar)', () => {
     );
   });
 
-  it('reads back from sealed files every point of series that come and go, after a reopen', () => {
+  it('reads back from sealed files every point of series that come and go, after a reopen', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
     try {
       const next = random(11);
@@ -150,42 +150,42 @@ describe('history segment format 2 (columnar)', () => {
           seen.values.push(value);
           expected.set(series.key, seen);
         }
-        tier.appendStep(step, points);
+        await tier.appendStep(step, points);
         if (k === 800) {
-          tier.close();
+          await tier.close();
           tier = silentTier(dir);
           tier.load();
         }
       }
-      tier.close();
+      await tier.close();
       assert.ok(readdirSync(join(dir, 'minute')).filter((name) => name.endsWith('.seg')).length >= 4);
       tier = silentTier(dir);
       tier.load();
-      const read = tier.read(() => true, 0, T0 + 7 * 86_400);
+      const read = await tier.read(() => true, 0, T0 + 7 * 86_400);
       assert.equal(read.size, expected.size);
       for (const [key, { times, values }] of expected) {
         const got = pointsBetween(read.get(key)!.pieces, 0, T0 + 7 * 86_400);
         assert.deepEqual(got.timesSec, times, key);
         assert.deepEqual(got.values, values, key);
       }
-      tier.close();
+      await tier.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('skips a torn sealed file when it loads, and the series of a damaged section when it is read, one line each', () => {
+  it('skips a torn sealed file when it loads, and the series of a damaged section when it is read, one line each', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
     try {
       let tier = silentTier(dir);
       tier.load();
       const series = [info('p1', 'fps'), info('p1', 'frame')];
       for (let k = 0; k < 3 * 360 + 1; k++)
-        tier.appendStep(T0 + k * 60, [
+        await tier.appendStep(T0 + k * 60, [
           { series: series[0]!, values: [25 + (k % 9) / 100, 26] },
           { series: series[1]!, values: [k * 1500] },
         ]);
-      tier.close();
+      await tier.close();
       const segments = readdirSync(join(dir, 'minute'))
         .filter((name) => name.endsWith('.seg'))
         .sort()
@@ -204,7 +204,7 @@ describe('history segment format 2 (columnar)', () => {
         lines.map((line) => [line.msg, line.file]),
         [['metrics history: damaged segment file skipped', segments[1]]],
       );
-      const read = tier.read(() => true, 0, T0 + 86_400);
+      const read = await tier.read(() => true, 0, T0 + 86_400);
       assert.deepEqual(
         lines.slice(1).map((line) => [line.msg, line.file]),
         [['metrics history: damaged series of a segment file skipped', segments[0]]],
@@ -215,9 +215,9 @@ describe('history segment format 2 (columnar)', () => {
       const fps = pointsBetween(read.get(series[0]!.key)!.pieces, 0, T0 + 86_400).timesSec;
       assert.equal(fps[0], T0, "the damaged file's other series still answers");
       assert.equal(fps.length, 360 + 361);
-      tier.read(() => true, 0, T0 + 86_400);
+      await tier.read(() => true, 0, T0 + 86_400);
       assert.equal(lines.length, 2, 'a damaged file is not logged again');
-      tier.close();
+      await tier.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -225,7 +225,7 @@ describe('history segment format 2 (columnar)', () => {
 
   // Sealed windows written by the format-1 and format-2 writers of the unreleased 0.1.0: only
   // format 3 is read (issue 25), the others are skipped as damaged and left on disk.
-  it('skips a sealed window of format 1 or 2 with one warning, and goes on writing next to it', () => {
+  it('skips a sealed window of format 1 or 2 with one warning, and goes on writing next to it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-format-'));
     try {
       cpSync(join(import.meta.dirname, '..', 'fixtures', 'history', 'v1-minute'), join(dir, 'minute'), {
@@ -248,14 +248,14 @@ describe('history segment format 2 (columnar)', () => {
           ],
         ],
       );
-      assert.equal(tier.read(() => true, 0, w0 + 86_400).size, 0);
-      tier.appendStep(w0 + 6 * 3600, [{ series: info('p1', 'fps'), values: [24, 25] }]);
-      tier.seal();
-      const read = tier.read((s) => s.key === info('p1', 'fps').key, 0, w0 + 86_400);
+      assert.equal((await tier.read(() => true, 0, w0 + 86_400)).size, 0);
+      await tier.appendStep(w0 + 6 * 3600, [{ series: info('p1', 'fps'), values: [24, 25] }]);
+      await tier.seal();
+      const read = await tier.read((s) => s.key === info('p1', 'fps').key, 0, w0 + 86_400);
       const points = pointsBetween(read.get(info('p1', 'fps').key)!.pieces, 0, w0 + 86_400);
       assert.deepEqual([points.timesSec, points.values], [[w0 + 6 * 3600], [24]]);
       assert.equal(lines.length, 2);
-      tier.close();
+      await tier.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -141,18 +141,18 @@ function isIntact(
   return record === undefined ? undefined : untouched(logKey, record);
 }
 
-describe('history directory fuzzing', () => {
+describe('history directory fuzzing', async () => {
   const template = mkdtempSync(join(tmpdir(), 'history-fuzz-template-'));
-  writeKnownHistory(template);
+  await writeKnownHistory(template);
   const files = windowFiles(template);
-  const reference = openHistory(template);
+  const reference = await openHistory(template);
   const expected = {
-    minute: pointsOfTier(reference, reference.minute),
-    hour: pointsOfTier(reference, reference.hour),
+    minute: await pointsOfTier(reference, reference.minute),
+    hour: await pointsOfTier(reference, reference.hour),
   };
-  reference.close();
+  await reference.close();
 
-  it(`loads and answers every intact point after ${MODULE_CASES} random damages`, () => {
+  it(`loads and answers every intact point after ${MODULE_CASES} random damages`, async () => {
     const work = mkdtempSync(join(tmpdir(), 'history-fuzz-'));
     let checkedPoints = 0;
     try {
@@ -163,8 +163,8 @@ describe('history directory fuzzing', () => {
         const done = damage(dir, files, seededRandom(seed));
         const context = `seed ${seed}: ${done.actions.join('; ')}`;
         const { logger, lines } = recordingLogger();
-        const history = openHistory(dir, logger);
-        const minutes = pointsOfTier(history, history.minute);
+        const history = await openHistory(dir, logger);
+        const minutes = await pointsOfTier(history, history.minute);
         for (const [key, points] of minutes)
           for (const [stepSec, value] of points)
             assert.equal(
@@ -173,7 +173,7 @@ describe('history directory fuzzing', () => {
               `${context}: invented ${key} at ${stepSec}`,
             );
         for (const tier of ['minute', 'hour'] as const) {
-          const answered = tier === 'minute' ? minutes : pointsOfTier(history, history[tier]);
+          const answered = tier === 'minute' ? minutes : await pointsOfTier(history, history[tier]);
           for (const [key, points] of expected[tier]) {
             for (const [stepSec, value] of points) {
               if (isIntact(files, done.touched, tier, key, stepSec) !== true) continue;
@@ -186,7 +186,7 @@ describe('history directory fuzzing', () => {
             }
           }
         }
-        history.close();
+        await history.close();
         const named = lines
           .filter((line) => line.msg.startsWith('metrics history'))
           .map((line) => line.file ?? (line as { dir?: string }).dir);

@@ -184,14 +184,14 @@ function openTier(dir: string): Tier {
 type Expected = Map<string, { times: number[]; values: number[] }>;
 
 /** What `tier.read` answers for the series `keys` in [fromSec, toSec], against the appended points. */
-function assertReads(
+async function assertReads(
   tier: Tier,
   expected: Expected,
   keys: ReadonlySet<string>,
   fromSec: number,
   toSec: number,
-): void {
-  const read = tier.read((series) => keys.has(series.key), fromSec, toSec);
+): Promise<void> {
+  const read = await tier.read((series) => keys.has(series.key), fromSec, toSec);
   let compared = 0;
   for (const key of keys) {
     const want = expected.get(key);
@@ -280,7 +280,7 @@ describe('history read path against straightforward decoding', () => {
     assertDecodes(columns, total, decodeBlockColumn, referenceBlockDecode);
   });
 
-  it('reads a thousand series with gaps, NaN and comings and goings: cold, warm and partly cached', () => {
+  it('reads a thousand series with gaps, NaN and comings and goings: cold, warm and partly cached', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'history-read-'));
     try {
       const next = random(5);
@@ -309,17 +309,17 @@ describe('history read path against straightforward decoding', () => {
           seen.values.push(value);
           expected.set(series.key, seen);
         }
-        tier.appendStep(step, points);
+        await tier.appendStep(step, points);
       }
-      tier.close();
+      await tier.close();
       assert.ok(readdirSync(join(dir, 'minute')).filter((name) => name.endsWith('.seg')).length >= 8);
       const end = T0 + steps * 60;
       const all = new Set(pool.map((series) => series.key));
 
       // Cold: a fresh tier, nothing cached; a series with a point every step is one piece.
       tier = openTier(dir);
-      assertReads(tier, expected, all, T0, end);
-      const steady = tier.read((series) => series.key === pool[0]!.key, T0, end).get(pool[0]!.key)!;
+      await assertReads(tier, expected, all, T0, end);
+      const steady = (await tier.read((series) => series.key === pool[0]!.key, T0, end)).get(pool[0]!.key)!;
       assert.equal(steady.pieces.length, 2, 'the sealed windows as one piece, then the open window');
       // Warm: everything cached, so the sealed files are not read again (moved away meanwhile, a
       // read of one would fail and drop it).
@@ -327,19 +327,19 @@ describe('history read path against straightforward decoding', () => {
         .filter((name) => name.endsWith('.seg'))
         .map((name) => join(dir, 'minute', name));
       for (const path of sealed) renameSync(path, `${path}.away`);
-      assertReads(tier, expected, all, T0, end);
+      await assertReads(tier, expected, all, T0, end);
       for (const path of sealed) renameSync(`${path}.away`, path);
-      tier.close();
+      await tier.close();
 
       // Partly cached: a subset over part of the range, then an overlapping subset over another.
       tier = openTier(dir);
       const some = new Set([...all].filter(() => next() < 0.3));
       const others = new Set([...all].filter(() => next() < 0.3));
-      assertReads(tier, expected, some, T0 + 3 * 3600 + 600, T0 + 6 * 3600 - 60);
-      assertReads(tier, expected, others, T0 + 1800, T0 + 8 * 3600 + 1200);
-      assertReads(tier, expected, all, T0, end);
-      assertReads(tier, expected, some, T0, end);
-      tier.close();
+      await assertReads(tier, expected, some, T0 + 3 * 3600 + 600, T0 + 6 * 3600 - 60);
+      await assertReads(tier, expected, others, T0 + 1800, T0 + 8 * 3600 + 1200);
+      await assertReads(tier, expected, all, T0, end);
+      await assertReads(tier, expected, some, T0, end);
+      await tier.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

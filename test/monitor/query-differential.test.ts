@@ -21,29 +21,33 @@ import {
  */
 
 /** The plain evaluation of a body, on its own pattern cache. */
-function reference(s: Scenario, body: unknown, patterns: PatternCache): string {
+async function reference(s: Scenario, body: unknown, patterns: PatternCache): Promise<string> {
   const query = parseMetricsQuery(body, LIMITS, patterns);
   const selection =
     query.timerangeSec !== undefined && query.items.length === 0
       ? SeriesSelection.all()
       : compileSelection(query.items);
-  return evaluateQuery(s.store, s.retention, query, selection);
+  return await evaluateQuery(s.store, s.retention, query, selection);
 }
 
-function compare(s: Scenario, body: unknown, patterns: PatternCache, context: string): void {
+async function compare(s: Scenario, body: unknown, patterns: PatternCache, context: string): Promise<void> {
   let expected: string;
   try {
-    expected = reference(s, body, patterns);
+    expected = await reference(s, body, patterns);
   } catch (error) {
     assert.ok(error instanceof QueryError, `${context}: only QueryError`);
-    assert.throws(() => s.service.answer(body), QueryError, context);
+    await assert.rejects(() => s.service.answer(body), QueryError, context);
     return;
   }
-  assert.equal(s.service.answer(body, JSON.stringify(body)).bytes.toString('utf8'), expected, context);
+  assert.equal(
+    (await s.service.answer(body, JSON.stringify(body))).bytes.toString('utf8'),
+    expected,
+    context,
+  );
 }
 
 describe('metrics query: fragments against the plain evaluation', () => {
-  it('gives the same bytes for thousands of random queries on random stores', () => {
+  it('gives the same bytes for thousands of random queries on random stores', async () => {
     let compared = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const s = scenario(seed);
@@ -51,7 +55,7 @@ describe('metrics query: fragments against the plain evaluation', () => {
       let pool = randomSeriesPool(s);
       let timeMs = 1_700_000_000_000 + Math.floor(s.random() * 1000);
       // Before the first snapshot, too.
-      compare(s, randomQuery(s), patterns, `seed ${seed}, empty store`);
+      await compare(s, randomQuery(s), patterns, `seed ${seed}, empty store`);
       const ticks = 5 + Math.floor(s.random() * 3 * s.store.capacity);
       for (let tick = 0; tick < ticks; tick++) {
         // Late, early, same-second or missed snapshots.
@@ -62,7 +66,7 @@ describe('metrics query: fragments against the plain evaluation', () => {
         commitRandomSnapshot(s, timeMs, pool);
         for (let q = 0; q < 12; q++) {
           const body = randomQuery(s);
-          compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`);
+          await compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`);
           compared++;
         }
       }
@@ -70,7 +74,7 @@ describe('metrics query: fragments against the plain evaluation', () => {
     assert.ok(compared >= 3000, `compared ${compared} queries`);
   });
 
-  it('gives the same bytes when varied queries recombine the same label selections within a snapshot', () => {
+  it('gives the same bytes when varied queries recombine the same label selections within a snapshot', async () => {
     // Blocks of the series one pattern selects are kept per snapshot (series-fragments.ts): few
     // (metric, label, pattern) choices, recombined in random orders, make later queries of a
     // snapshot reuse blocks that earlier ones made, in latest-value and series modes.
@@ -92,7 +96,7 @@ describe('metrics query: fragments against the plain evaluation', () => {
           const items = choices.filter(() => s.random() < 0.5).sort(() => s.random() - 0.5);
           const body: Record<string, unknown> = { metrics: items };
           if (q % 2 === 1) body.timerange_sec = s.retention.rangeSec;
-          compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`);
+          await compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`);
           compared++;
         }
       }
@@ -100,7 +104,7 @@ describe('metrics query: fragments against the plain evaluation', () => {
     assert.ok(compared >= 500, `compared ${compared} queries`);
   });
 
-  it('gives the same bytes when the fragments decline (more steps in one snapshot than they keep)', () => {
+  it('gives the same bytes when the fragments decline (more steps in one snapshot than they keep)', async () => {
     const s = scenario(7);
     const patterns = new PatternCache(LIMITS.maxProgramSize);
     const pool = randomSeriesPool(s).map((series) => ({ ...series, p: 1 }));
@@ -108,7 +112,7 @@ describe('metrics query: fragments against the plain evaluation', () => {
       commitRandomSnapshot(s, 1_700_000_000_000 + tick * s.retention.intervalSec * 1000, pool);
       for (let step = 1; step <= 9; step++) {
         const body = { timerange_sec: s.retention.rangeSec, interval_sec: step, metrics: [] };
-        compare(s, body, patterns, `tick ${tick}, step ${step}`);
+        await compare(s, body, patterns, `tick ${tick}, step ${step}`);
       }
     }
   });

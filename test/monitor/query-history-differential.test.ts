@@ -36,7 +36,7 @@ interface HistoryScenario extends Scenario {
   hourDays: number;
 }
 
-function openHistory(s: { dir: string; minuteDays: number; hourDays: number }): MetricHistory {
+async function openHistory(s: { dir: string; minuteDays: number; hourDays: number }): Promise<MetricHistory> {
   const history = new MetricHistory({
     dir: s.dir,
     minuteRetentionDays: s.minuteDays,
@@ -44,16 +44,16 @@ function openHistory(s: { dir: string; minuteDays: number; hourDays: number }): 
     maxSizeBytes: 0,
     logger: pino({ level: 'silent' }),
   });
-  history.load();
+  await history.load();
   return history;
 }
 
-function historyScenario(seed: number): HistoryScenario {
+async function historyScenario(seed: number): Promise<HistoryScenario> {
   const s = scenario(seed);
   const dir = mkdtempSync(join(tmpdir(), 'query-history-'));
   const minuteDays = 1;
   const hourDays = s.pick([2, 3, 12]);
-  const history = openHistory({ dir, minuteDays, hourDays });
+  const history = await openHistory({ dir, minuteDays, hourDays });
   const service = new MetricsQueryService(s.store, s.retention, LIMITS, undefined, history);
   return { ...s, service, history, dir, minuteDays, hourDays };
 }
@@ -82,7 +82,7 @@ function randomLongQuery(s: HistoryScenario): Record<string, unknown> {
   return body;
 }
 
-function reference(s: HistoryScenario, body: unknown, patterns: PatternCache): string {
+async function reference(s: HistoryScenario, body: unknown, patterns: PatternCache): Promise<string> {
   const query = parseMetricsQuery(body, LIMITS, patterns);
   const selection =
     query.timerangeSec !== undefined && query.items.length === 0
@@ -92,16 +92,22 @@ function reference(s: HistoryScenario, body: unknown, patterns: PatternCache): s
 }
 
 /** Compares one body; returns whether the answer holds a point older than the raw window. */
-function compare(s: HistoryScenario, body: unknown, patterns: PatternCache, context: string): boolean {
+async function compare(
+  s: HistoryScenario,
+  body: unknown,
+  patterns: PatternCache,
+  context: string,
+): Promise<boolean> {
   let expected: string;
   try {
-    expected = reference(s, body, patterns);
+    expected = await reference(s, body, patterns);
   } catch (error) {
     assert.ok(error instanceof QueryError, `${context}: only QueryError (${String(error)})`);
-    assert.throws(() => s.service.answer(body), QueryError, context);
+    await assert.rejects(() => s.service.answer(body), QueryError, context);
     return false;
   }
-  assert.equal(s.service.answer(body, JSON.stringify(body)).bytes.toString('utf8'), expected, context);
+  const given = await s.service.answer(body, JSON.stringify(body));
+  assert.equal(given.bytes.toString('utf8'), expected, context);
   if (s.store.snapshotCount === 0) return false;
   const oldestRawSec = Math.floor(s.store.timeMs(s.store.oldestSeq) / 1000);
   const answer = JSON.parse(expected) as { metrics: { values: [number, number][] }[] };
@@ -109,16 +115,16 @@ function compare(s: HistoryScenario, body: unknown, patterns: PatternCache, cont
 }
 
 describe('metrics query past the raw window: history views against the plain evaluation', () => {
-  it('gives the same bytes for random long ranges over a random history, across restarts', () => {
+  it('gives the same bytes for random long ranges over a random history, across restarts', async () => {
     let compared = 0;
     let fromHistory = 0;
     for (let seed = 1; seed <= 12; seed++) {
-      const s = historyScenario(seed);
+      const s = await historyScenario(seed);
       try {
         const patterns = new PatternCache(LIMITS.maxProgramSize);
         let pool = randomSeriesPool(s);
         let timeMs = Date.UTC(2026, 2, 1) + Math.floor(s.random() * 1000);
-        compare(s, randomLongQuery(s), patterns, `seed ${seed}, empty store`);
+        await compare(s, randomLongQuery(s), patterns, `seed ${seed}, empty store`);
         for (let tick = 0; tick < 120; tick++) {
           // Collection ticks, with jumps that cross minutes, hours, 6-hour windows and days.
           const jumpSec = s.pick([
@@ -136,19 +142,19 @@ describe('metrics query past the raw window: history views against the plain eva
           s.history.ingest(timeMs, batch, s.store);
           if (s.random() < 0.03) {
             // A restart: the history is read back from its files.
-            s.history.close();
-            s.history = openHistory(s);
+            await s.history.close();
+            s.history = await openHistory(s);
             s.service = new MetricsQueryService(s.store, s.retention, LIMITS, undefined, s.history);
           }
           for (let q = 0; q < 3; q++) {
             const body = randomLongQuery(s);
-            if (compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`))
+            if (await compare(s, body, patterns, `seed ${seed}, tick ${tick}: ${JSON.stringify(body)}`))
               fromHistory++;
             compared++;
           }
         }
       } finally {
-        s.history.close();
+        await s.history.close();
         rmSync(s.dir, { recursive: true, force: true });
       }
     }
@@ -156,8 +162,8 @@ describe('metrics query past the raw window: history views against the plain eva
     assert.ok(fromHistory >= 800, `only ${fromHistory} answers held points from the history`);
   });
 
-  it('gives the same bytes when the views decline (more steps in one snapshot than they keep)', () => {
-    const s = historyScenario(5);
+  it('gives the same bytes when the views decline (more steps in one snapshot than they keep)', async () => {
+    const s = await historyScenario(5);
     try {
       const patterns = new PatternCache(LIMITS.maxProgramSize);
       const pool = randomSeriesPool(s).map((series) => ({ ...series, p: 1 }));
@@ -167,11 +173,11 @@ describe('metrics query past the raw window: history views against the plain eva
         s.history.ingest(timeMs, commitRandomSnapshot(s, timeMs, pool), s.store);
         for (const step of [60, 120, 180, 240, 300, 600, 3600, 7200]) {
           const body = { timerange_sec: DAY, interval_sec: step, metrics: [] };
-          compare(s, body, patterns, `tick ${tick}, step ${step}`);
+          await compare(s, body, patterns, `tick ${tick}, step ${step}`);
         }
       }
     } finally {
-      s.history.close();
+      await s.history.close();
       rmSync(s.dir, { recursive: true, force: true });
     }
   });

@@ -23,9 +23,9 @@ function storeWithSeries(count: number): MetricStore {
   return store;
 }
 
-function detailsOf(action: () => unknown): string[] {
+async function detailsOf(action: () => Promise<unknown>): Promise<string[]> {
   try {
-    action();
+    await action();
   } catch (error) {
     if (error instanceof QueryError || error instanceof QueryTimeoutError) return error.details;
     throw error;
@@ -34,11 +34,11 @@ function detailsOf(action: () => unknown): string[] {
 }
 
 describe('metrics query bounds', () => {
-  it('refuses a pattern whose program would be too large before compiling it', () => {
+  it('refuses a pattern whose program would be too large before compiling it', async () => {
     const service = new MetricsQueryService(storeWithSeries(1), { rangeSec: 10, intervalSec: 2 }, LIMITS);
     // The attacker's pattern: 910 characters, 140 000 instructions, half a second to compile.
     const pattern = '(?:.{0,999}a)'.repeat(70);
-    const details = detailsOf(() =>
+    const details = await detailsOf(() =>
       service.answer({ metrics: [{ name: 'restream_process', labels: { processid: pattern } }] }),
     );
     assert.equal(details.length, 1);
@@ -46,7 +46,7 @@ describe('metrics query bounds', () => {
     assert.match(details[0]!, /metrics\.query\.max_program_size/);
   });
 
-  it('refuses patterns that are too large together, in characters and in instructions', () => {
+  it('refuses patterns that are too large together, in characters and in instructions', async () => {
     const service = new MetricsQueryService(
       storeWithSeries(1),
       { rangeSec: 10, intervalSec: 2 },
@@ -60,7 +60,7 @@ describe('metrics query bounds', () => {
       name: 'restream_process',
       labels: { processid: `${'x'.repeat(900)}${i}` },
     }));
-    const byLength = detailsOf(() => service.answer({ metrics: long }));
+    const byLength = await detailsOf(() => service.answer({ metrics: long }));
     assert.ok(
       byLength.some((detail) => /max_total_pattern_length/.test(detail)),
       byLength.join('\n'),
@@ -70,7 +70,7 @@ describe('metrics query bounds', () => {
       name: 'restream_process',
       labels: { processid: `[a-z]{0,${900 + i}}` },
     }));
-    const bySize = detailsOf(() => service.answer({ metrics: large }));
+    const bySize = await detailsOf(() => service.answer({ metrics: large }));
     assert.ok(
       bySize.some((detail) =>
         /compile to \d+ instructions or more, at most 5000 .*max_program_size/.test(detail),
@@ -84,7 +84,7 @@ describe('metrics query bounds', () => {
     );
   });
 
-  it('answers QueryTimeoutError once the time budget is spent, checked between series', () => {
+  it('answers QueryTimeoutError once the time budget is spent, checked between series', async () => {
     let clockMs = 0;
     // Every look at the clock advances it by 1 ms: deterministic, no real time involved.
     const clock = (): number => clockMs++;
@@ -95,7 +95,7 @@ describe('metrics query bounds', () => {
       { ...LIMITS, maxTimeMs: 5 },
       clock,
     );
-    const details = detailsOf(() =>
+    const details = await detailsOf(() =>
       service.answer({ metrics: [{ name: 'restream_process', labels: { processid: '7' } }] }),
     );
     assert.match(details[0]!, /time budget of 5 ms \(metrics\.query\.max_time_ms\)/);
@@ -106,11 +106,10 @@ describe('metrics query bounds', () => {
       { ...LIMITS, maxTimeMs: 1000 },
       clock,
     );
-    const answer = JSON.parse(
-      roomy
-        .answer({ metrics: [{ name: 'restream_process', labels: { processid: '^process-7$' } }] })
-        .bytes.toString(),
-    ) as { metrics: unknown[] };
+    const given = await roomy.answer({
+      metrics: [{ name: 'restream_process', labels: { processid: '^process-7$' } }],
+    });
+    const answer = JSON.parse(given.bytes.toString()) as { metrics: unknown[] };
     assert.equal(answer.metrics.length, 1);
   });
 

@@ -30,8 +30,8 @@ function fixtureStore(): MetricStore {
   return store;
 }
 
-function ask(service: MetricsQueryService, body: unknown): Answer {
-  return JSON.parse(service.answer(body).bytes.toString()) as Answer;
+async function ask(service: MetricsQueryService, body: unknown): Promise<Answer> {
+  return JSON.parse((await service.answer(body)).bytes.toString()) as Answer;
 }
 
 function valuesOf(answer: Answer, name: string, label?: string): [number, number][] | undefined {
@@ -43,8 +43,8 @@ function valuesOf(answer: Answer, name: string, label?: string): [number, number
 describe('metrics query evaluation', () => {
   const service = new MetricsQueryService(fixtureStore(), { rangeSec: 20, intervalSec: 2 }, LIMITS);
 
-  it('answers the latest value of every matching series with the newest snapshot time', () => {
-    const answer = ask(service, { metrics: [{ name: 'net_rx' }, { name: 'cpu_idle' }] });
+  it('answers the latest value of every matching series with the newest snapshot time', async () => {
+    const answer = await ask(service, { metrics: [{ name: 'net_rx' }, { name: 'cpu_idle' }] });
     assert.equal(answer.timerange_sec, 20);
     assert.equal(answer.interval_sec, 2);
     assert.deepEqual(answer.metrics, [
@@ -54,17 +54,17 @@ describe('metrics query evaluation', () => {
     ]);
   });
 
-  it('ignores interval_sec without timerange_sec, and answers [] for no items', () => {
-    assert.deepEqual(ask(service, { interval_sec: 5, metrics: [{ name: 'cpu_idle' }] }).metrics, [
+  it('ignores interval_sec without timerange_sec, and answers [] for no items', async () => {
+    assert.deepEqual((await ask(service, { interval_sec: 5, metrics: [{ name: 'cpu_idle' }] })).metrics, [
       { name: 'cpu_idle', labels: {}, values: [[108, 10.5]] },
     ]);
-    assert.deepEqual(ask(service, { metrics: [] }).metrics, []);
-    assert.deepEqual(ask(service, {}).metrics, []);
+    assert.deepEqual((await ask(service, { metrics: [] })).metrics, []);
+    assert.deepEqual((await ask(service, {})).metrics, []);
   });
 
-  it('samples and holds: each point takes the newest snapshot at or before it', () => {
+  it('samples and holds: each point takes the newest snapshot at or before it', async () => {
     // n = floor(10 / 2) = 5 points at 100, 102, 104, 106, 108; 106 holds the snapshot of 104.
-    const answer = ask(service, { timerange_sec: 10, interval_sec: 2, metrics: [{ name: 'net_rx' }] });
+    const answer = await ask(service, { timerange_sec: 10, interval_sec: 2, metrics: [{ name: 'net_rx' }] });
     assert.deepEqual(valuesOf(answer, 'net_rx', 'lo'), [
       [100, 1],
       [102, 2],
@@ -80,9 +80,9 @@ describe('metrics query evaluation', () => {
     ]);
   });
 
-  it('spaces points by the requested interval, ending at the newest snapshot', () => {
+  it('spaces points by the requested interval, ending at the newest snapshot', async () => {
     // n = floor(10 / 3) = 3 points at 102, 105, 108.
-    const answer = ask(service, {
+    const answer = await ask(service, {
       timerange_sec: 10,
       interval_sec: 3,
       metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }],
@@ -94,9 +94,9 @@ describe('metrics query evaluation', () => {
     ]);
   });
 
-  it('defaults the interval to the collection interval and caps the range at the retention', () => {
+  it('defaults the interval to the collection interval and caps the range at the retention', async () => {
     // T = 100 > range 20: n = 10 points from 90 to 108; those before the oldest snapshot (100) are left out.
-    const answer = ask(service, {
+    const answer = await ask(service, {
       timerange_sec: 100,
       metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }],
     });
@@ -109,8 +109,8 @@ describe('metrics query evaluation', () => {
     ]);
   });
 
-  it('answers one point (the latest) when the interval exceeds the range', () => {
-    const answer = ask(service, {
+  it('answers one point (the latest) when the interval exceeds the range', async () => {
+    const answer = await ask(service, {
       timerange_sec: 1,
       interval_sec: 5,
       metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }],
@@ -118,16 +118,16 @@ describe('metrics query evaluation', () => {
     assert.deepEqual(valuesOf(answer, 'net_rx', 'lo'), [[108, 5]]);
   });
 
-  it('leaves out a series without any point in the window', () => {
+  it('leaves out a series without any point in the window', async () => {
     // cpu_idle only exists in the newest snapshot; a window of points before it has nothing.
-    const answer = ask(service, { timerange_sec: 4, interval_sec: 2, metrics: [{ name: 'cpu_idle' }] });
+    const answer = await ask(service, { timerange_sec: 4, interval_sec: 2, metrics: [{ name: 'cpu_idle' }] });
     assert.deepEqual(valuesOf(answer, 'cpu_idle'), [[108, 10.5]]);
-    const none = ask(service, { timerange_sec: 20, interval_sec: 2, metrics: [{ name: 'cpu_ncpu' }] });
+    const none = await ask(service, { timerange_sec: 20, interval_sec: 2, metrics: [{ name: 'cpu_ncpu' }] });
     assert.deepEqual(none.metrics, []);
   });
 
-  it('answers every series for a time-series query with an empty metrics list', () => {
-    const answer = ask(service, { timerange_sec: 2, interval_sec: 2, metrics: [] });
+  it('answers every series for a time-series query with an empty metrics list', async () => {
+    const answer = await ask(service, { timerange_sec: 2, interval_sec: 2, metrics: [] });
     assert.deepEqual(
       answer.metrics.map((series) => [series.name, series.labels]),
       [
@@ -138,35 +138,36 @@ describe('metrics query evaluation', () => {
     );
   });
 
-  it('answers the same text for the same query while the snapshot is unchanged, a new one after a commit', () => {
+  it('answers the same text for the same query while the snapshot is unchanged, a new one after a commit', async () => {
     const store = fixtureStore();
     const cached = new MetricsQueryService(store, { rangeSec: 20, intervalSec: 2 }, LIMITS);
     const body = { metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }] };
-    const first = cached.answer(body);
-    assert.equal(cached.answer(structuredClone(body)), first, 'the same cached answer');
+    const first = await cached.answer(body);
+    assert.equal(await cached.answer(structuredClone(body)), first, 'the same cached answer');
     const batch = new SampleBatch();
     batch.add(store.intern(METRIC_INDEX.get('net_rx')!, ['lo']), 6);
     store.commit(110_000, batch);
-    assert.deepEqual(valuesOf(JSON.parse(cached.answer(body).bytes.toString()) as Answer, 'net_rx', 'lo'), [
-      [110, 6],
-    ]);
+    assert.deepEqual(
+      valuesOf(JSON.parse((await cached.answer(body)).bytes.toString()) as Answer, 'net_rx', 'lo'),
+      [[110, 6]],
+    );
   });
 
-  it('answers an empty list before the first snapshot', () => {
+  it('answers an empty list before the first snapshot', async () => {
     const empty = new MetricsQueryService(new MetricStore(5), { rangeSec: 10, intervalSec: 2 }, LIMITS);
     assert.equal(
-      empty.answer({ metrics: [{ name: 'cpu_idle' }] }).bytes.toString(),
+      (await empty.answer({ metrics: [{ name: 'cpu_idle' }] })).bytes.toString(),
       '{"timerange_sec":10,"interval_sec":2,"metrics":[]}',
     );
   });
 
-  it('answers the fixed disabled form without a store, after validating', () => {
+  it('answers the fixed disabled form without a store, after validating', async () => {
     const disabled = new MetricsQueryService(undefined, { rangeSec: 300, intervalSec: 2 }, LIMITS);
     assert.equal(
-      disabled.answer({ metrics: [{ name: 'cpu_idle' }] }).bytes.toString(),
+      (await disabled.answer({ metrics: [{ name: 'cpu_idle' }] })).bytes.toString(),
       '{"timerange_sec":0,"interval_sec":0,"metrics":[]}',
     );
-    assert.throws(() => disabled.answer({ timerange_sec: -1 }), QueryError);
+    await assert.rejects(() => disabled.answer({ timerange_sec: -1 }), QueryError);
   });
 });
 
@@ -186,12 +187,12 @@ describe('formatNumber', () => {
 });
 
 describe('time-series bounds', () => {
-  it('rejects more points per series than the bound, naming interval_sec', () => {
+  it('rejects more points per series than the bound, naming interval_sec', async () => {
     const store = new MetricStore(10);
     store.commit(1_000_000, new SampleBatch());
     const service = new MetricsQueryService(store, { rangeSec: 20_000, intervalSec: 2 }, LIMITS);
-    assert.doesNotThrow(() => service.answer({ timerange_sec: 20_000, interval_sec: 2 }));
-    assert.throws(
+    await assert.doesNotReject(() => service.answer({ timerange_sec: 20_000, interval_sec: 2 }));
+    await assert.rejects(
       () => service.answer({ timerange_sec: 20_000, interval_sec: 1 }),
       (error: unknown) =>
         error instanceof QueryError && /interval_sec: .* at most 10000/.test(error.details[0]!),

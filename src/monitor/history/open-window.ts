@@ -1,9 +1,17 @@
 import type { Logger } from 'pino';
 import { SeriesChunkEncoder } from './series-chunk.js';
-import { writeSegment } from './segment-file.js';
+import { writeFileAtomic, writeFileAtomicSync } from './atomic-file.js';
+import { writeSegment, writeSegmentSync, type SealedChunk } from './segment-file.js';
 import { KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
 import { addPiece, type TierSeries } from './tier-piece.js';
-import { readWindowLog, WindowLogWriter, type LoggedPoint, type LogWindow } from './window-log.js';
+import {
+  readWindowLog,
+  readWindowLogAsync,
+  WindowLogWriter,
+  type LoggedPoint,
+  type LogWindow,
+  type ReadLog,
+} from './window-log.js';
 
 /**
  * The open window of a tier: its points in a write-ahead log (`<window start>.wal`, one record per
@@ -19,26 +27,43 @@ export class OpenWindow {
   newestStepSec: number;
 
   /**
-   * Opens (creates or replays) the log at `path`; steps at or before `newestStepSec` are skipped.
-   * Damaged records are skipped with one warning naming the file, and the log is rewritten without
-   * them. Throws when the log cannot be read or written (not a file, permissions).
+   * Opens (creates or replays) the log at `path` while the server runs, through the thread pool;
+   * steps at or before `newestStepSec` are skipped. Damaged records are skipped with one warning
+   * naming the file, and the log is rewritten without them. Throws when the log cannot be read or
+   * written (not a file, permissions).
    */
-  constructor(path: string, window: LogWindow, newestStepSec: number, logger: Logger) {
+  static async open(
+    path: string,
+    window: LogWindow,
+    newestStepSec: number,
+    logger: Logger,
+  ): Promise<OpenWindow> {
+    const read = await readWindowLogAsync(path, window);
+    if (read.damaged.length > 0) {
+      warnDamaged(logger, path, read);
+      await writeFileAtomic(path, read.records);
+    }
+    return new OpenWindow(path, window, newestStepSec, read);
+  }
+
+  /** `open` for start-up only (a tier loading before the server listens). */
+  static load(path: string, window: LogWindow, newestStepSec: number, logger: Logger): OpenWindow {
+    const read = readWindowLog(path, window);
+    if (read.damaged.length > 0) {
+      warnDamaged(logger, path, read);
+      writeFileAtomicSync(path, read.records);
+    }
+    return new OpenWindow(path, window, newestStepSec, read);
+  }
+
+  private constructor(path: string, window: LogWindow, newestStepSec: number, read: ReadLog) {
     this.startSec = window.startSec;
     this.stepSec = window.stepSec;
     this.newestStepSec = newestStepSec;
-    const read = readWindowLog(path, window);
-    if (read.damaged.length > 0) {
-      logger.warn(
-        {
-          file: path,
-          damagedSpans: read.damaged.map(({ from, to }) => `${from}-${to}`),
-          keptRecords: read.records.length,
-        },
-        'metrics history: damaged bytes in the write-ahead log skipped; the intact records are kept',
-      );
-    }
-    this.log = new WindowLogWriter(path, read);
+    // A damaged log was rewritten with its intact records only.
+    let bytes = read.byteLength;
+    if (read.damaged.length > 0) bytes = read.records.reduce((sum, record) => sum + record.length, 0);
+    this.log = new WindowLogWriter(path, bytes);
     for (const step of read.steps) {
       if (step.stepSec <= this.newestStepSec) continue;
       this.addToChunks(step.stepSec, step.points);
@@ -61,9 +86,13 @@ export class OpenWindow {
     return this.chunks.has(key);
   }
 
-  /** Appends one step (after the newest): one log record, then the chunks. */
-  append(stepSec: number, points: readonly LoggedPoint[]): void {
-    this.log.appendStep(stepSec, points);
+  /**
+   * Appends one step (after the newest): one log record, then the chunks, which a query sees from
+   * the moment the record is written (a step whose record fails is lost, as it would be after a
+   * restart).
+   */
+  async append(stepSec: number, points: readonly LoggedPoint[]): Promise<void> {
+    await this.log.appendStep(stepSec, points);
     this.addToChunks(stepSec, points);
   }
 
@@ -79,17 +108,29 @@ export class OpenWindow {
       if (wantsMetric(series.metricIndex)) into.set(series.key, series);
   }
 
-  /** Closes the log and writes the chunks as the segment file `path` (none when empty); its bytes. */
-  seal(path: string): number {
-    this.log.close();
+  /**
+   * Closes the log and writes the chunks as the segment file `path` (none when empty); its bytes.
+   * The chunks still answer reads until the caller moves the window to its sealed files.
+   */
+  async seal(path: string): Promise<number> {
+    await this.log.close();
     if (this.chunks.size === 0) return 0;
-    const chunks = [...this.chunks.values()].sort((a, b) => (a.series.key < b.series.key ? -1 : 1));
-    return writeSegment(path, this.stepSec, this.startSec, chunks);
+    return writeSegment(path, this.stepSec, this.startSec, this.sortedChunks());
+  }
+
+  /** `seal` for start-up only: a window loaded from an earlier run's log (its log is not open). */
+  sealSync(path: string): number {
+    if (this.chunks.size === 0) return 0;
+    return writeSegmentSync(path, this.stepSec, this.startSec, this.sortedChunks());
   }
 
   /** Closes the log (the window goes on after a restart). */
-  close(): void {
-    this.log.close();
+  close(): Promise<void> {
+    return this.log.close();
+  }
+
+  private sortedChunks(): SealedChunk[] {
+    return [...this.chunks.values()].sort((a, b) => (a.series.key < b.series.key ? -1 : 1));
   }
 
   private addToChunks(stepSec: number, points: readonly LoggedPoint[]): void {
@@ -104,4 +145,15 @@ export class OpenWindow {
     }
     this.newestStepSec = stepSec;
   }
+}
+
+function warnDamaged(logger: Logger, path: string, read: ReadLog): void {
+  logger.warn(
+    {
+      file: path,
+      damagedSpans: read.damaged.map(({ from, to }) => `${from}-${to}`),
+      keptRecords: read.records.length,
+    },
+    'metrics history: damaged bytes in the write-ahead log skipped; the intact records are kept',
+  );
 }

@@ -1,7 +1,8 @@
-import { rmSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { DecodedCache } from './decoded-cache.js';
-import { readSegmentIndex } from './segment-file.js';
+import { readSegmentIndex, readSegmentIndexAsync } from './segment-file.js';
 import type { SegmentIndex } from './segment-index.js';
 import { DamagedFile, readSealed, type FileToRead } from './sealed-read.js';
 import type { SeriesInfo } from './series-kind.js';
@@ -53,6 +54,7 @@ export class SealedFiles {
   /**
    * Checks a file's index and adds it, keeping the parsed index (load files oldest first: the
    * newest stay when the cache is full); a damaged one is left on disk, skipped, and logged once.
+   * Synchronous: start-up only (a tier loads before the server listens).
    */
   load(startSec: number, path: string): void {
     try {
@@ -93,34 +95,40 @@ export class SealedFiles {
     return bytes;
   }
 
-  /** Deletes the oldest file. Returns its bytes. */
-  deleteOldest(): number {
+  /**
+   * Deletes the oldest file: it leaves the tier at once (a query started later does not read it),
+   * then the file goes. Returns its bytes.
+   */
+  async deleteOldest(): Promise<number> {
     const oldest = this.files.shift();
     if (oldest === undefined) return 0;
-    rmSync(oldest.path, { force: true });
     this.forget(oldest.path);
     this.warned.delete(oldest.path);
+    await rm(oldest.path, { force: true });
     return oldest.bytes;
   }
 
   /** The values of the series `wants` accepts from the files overlapping [fromSec, toSec], into `result`. */
-  read(
+  async read(
     wants: (series: SeriesInfo) => boolean,
     fromSec: number,
     toSec: number,
     result: Map<string, TierSeries>,
-  ): void {
+  ): Promise<void> {
+    // The files as they are now: one sealed or deleted while this read waits is not its business
+    // (the caller took the open window's points at the same moment).
+    let overlapping = this.overlapping(fromSec, toSec);
     for (;;) {
       const files: FileToRead[] = [];
-      for (const file of this.overlapping(fromSec, toSec)) {
+      for (const file of overlapping) {
         try {
-          files.push({ path: file.path, index: this.indexOf(file.path) });
+          files.push({ path: file.path, index: await this.indexOf(file.path) });
         } catch (error) {
           this.drop(file.path, error);
         }
       }
       try {
-        readSealed(files, wants, this.decoded, result, (file, position, problem) => {
+        await readSealed(files, wants, this.decoded, result, (file, position, problem) => {
           file.index.markUnreadable(position);
           this.warnOnce(file.path, problem, 'metrics history: damaged series of a segment file skipped');
         });
@@ -129,21 +137,22 @@ export class SealedFiles {
         // Read again without it: what the other files decoded is cached by now.
         if (!(error instanceof DamagedFile)) throw error;
         this.drop(error.path, error);
+        overlapping = overlapping.filter((file) => file.path !== error.path);
       }
     }
   }
 
   /** The series of the files overlapping [fromSec, toSec] that `wantsMetric` accepts, from the indexes. */
-  seriesIn(
+  async seriesIn(
     fromSec: number,
     toSec: number,
     wantsMetric: (metricIndex: number) => boolean,
     into: Map<string, SeriesInfo>,
-  ): void {
+  ): Promise<void> {
     for (const file of this.overlapping(fromSec, toSec)) {
       let index: SegmentIndex;
       try {
-        index = this.indexOf(file.path);
+        index = await this.indexOf(file.path);
       } catch {
         continue; // `read` logs and drops it
       }
@@ -158,15 +167,16 @@ export class SealedFiles {
     return this.files.filter((file) => file.startSec + this.windowSec > fromSec && file.startSec <= toSec);
   }
 
-  private indexOf(path: string): SegmentIndex {
+  private async indexOf(path: string): Promise<SegmentIndex> {
     let index = this.indexCache.get(path);
     if (index !== undefined) {
       this.indexCache.delete(path);
       this.indexCache.set(path, index);
       return index;
     }
-    index = readSegmentIndex(path, this.tables);
-    this.remember(path, index);
+    index = await readSegmentIndexAsync(path, this.tables);
+    // Unless the file left the tier while its index was read.
+    if (this.files.some((file) => file.path === path)) this.remember(path, index);
     return index;
   }
 
@@ -193,10 +203,14 @@ export class SealedFiles {
     this.decoded.dropFile(path);
   }
 
-  /** Drops a damaged file from the tier (left on disk) with one log line. */
+  /**
+   * Drops a damaged file from the tier (left on disk) with one log line. A file that already left
+   * the tier (retention deleted it while a query read it) is not damaged: nothing is logged.
+   */
   private drop(path: string, error: unknown): void {
     const at = this.files.findIndex((file) => file.path === path);
-    if (at >= 0) this.files.splice(at, 1);
+    if (at < 0) return;
+    this.files.splice(at, 1);
     this.forget(path);
     this.skip(path, error);
   }

@@ -28,8 +28,10 @@ import type { TierSeries } from './tier-piece.js';
  * `Float64Array` for the points no cache holds, and each file's sections are decoded straight into
  * it, back to back, so a year of a series comes back as one piece (a view of the cache's entries
  * where they continue each other in one buffer). A file is read with one `read` of the span of
- * the sections it needs, into a buffer shared by all reads; each section is checked against its
- * CRC.
+ * the sections it needs (through the thread pool), each file's span a part of one buffer of the
+ * query; every file is read before anything is decoded, so the decoding pass, which uses state
+ * kept for the process, never waits and never interleaves with another query's. Each section is
+ * checked against its CRC.
  *
  * The loops over the series of a file run once per file and series (a year of 100 hourly series
  * is 3 700), so they touch typed arrays and arrays only: an object that lives for one query has
@@ -63,13 +65,13 @@ export class DamagedFile extends Error {
  * file that cannot be read at all; the caller drops it and reads again (what the other files
  * decoded is cached by then).
  */
-export function readSealed(
+export async function readSealed(
   files: readonly FileToRead[],
   wants: (series: SeriesInfo) => boolean,
   cache: DecodedCache,
   result: Map<string, TierSeries>,
   onDamaged: (file: FileToRead, position: number, problem: string) => void,
-): void {
+): Promise<void> {
   // The wanted positions of each series table (files of a tier mostly share one), as
   // (position, series slot) pairs; slots number the query's series.
   const slotOfKey = new Map<string, number>();
@@ -119,6 +121,7 @@ export function readSealed(
   }
   const allocated = allValues.byteLength + (allSteps?.byteLength ?? 0);
   const caching = allocated <= cache.limitBytes;
+  const spans = await readSpans(files, pairs, cached);
   const fill = FILL.reset(slots);
   const segments = SEGMENTS.reset(segmentCapacity);
   for (let f = 0; f < files.length; f++) {
@@ -128,7 +131,7 @@ export function readSealed(
       const fromDecoded = segments.length;
       const { rows, stepSec, windowStartSec } = index;
       decodeFile(
-        path,
+        spans[f]!,
         rows,
         stepSec,
         windowStartSec,
@@ -220,15 +223,71 @@ class Fill {
 }
 
 /**
- * The state of the query being read, kept for the process (reads are synchronous): no allocation
- * per query, and hidden classes that outlive a full GC (see the top of this file).
+ * The state of the query being decoded, kept for the process (decoding is synchronous): no
+ * allocation per query, and hidden classes that outlive a full GC (see the top of this file).
  */
 const FILL = new Fill();
 const SEGMENTS = new Segments();
 
+/** A file's bytes [first, first + bytes.length) that the query decodes; empty when it decodes nothing. */
+interface Span {
+  first: number;
+  bytes: Uint8Array;
+}
+
+const NO_SPAN: Span = { first: 0, bytes: new Uint8Array(0) };
+
+/**
+ * The span of each file's sections that the cache does not hold, read with one read per file
+ * into parts of one buffer. Rejects with `DamagedFile` for a file that cannot be read at all.
+ */
+async function readSpans(
+  files: readonly FileToRead[],
+  pairs: readonly Int32Array[],
+  cached: readonly (readonly DecodedFile[] | undefined)[],
+): Promise<Span[]> {
+  const ranges = files.map(({ index }, f) => spanOf(index.rows, pairs[f]!, cached[f]));
+  let total = 0;
+  for (const [first, end] of ranges) total += end - first;
+  const buffer = new Uint8Array(total);
+  let at = 0;
+  // All files at once: the thread pool reads several in parallel.
+  return Promise.all(
+    files.map(async ({ path }, f) => {
+      const [first, end] = ranges[f]!;
+      if (end === first) return NO_SPAN;
+      const into = buffer.subarray(at, (at += end - first));
+      try {
+        return { first, bytes: into.subarray(0, await readSpan(path, first, into)) };
+      } catch (error) {
+        throw new DamagedFile(path, error);
+      }
+    }),
+  );
+}
+
+/** [first, end) of the sections to decode from a file (one read for all of them); [0, 0) for none. */
+function spanOf(
+  rows: Uint32Array,
+  pairs: Int32Array,
+  cached: readonly DecodedFile[] | undefined,
+): [number, number] {
+  let first = Number.POSITIVE_INFINITY;
+  let end = 0;
+  for (let p = 0; p < pairs.length; p += 2) {
+    const row = pairs[p]! * FIELDS;
+    if ((rows[row + FLAGS]! & FLAG_READABLE) === 0 || rows[row + COUNT] === 0 || isCached(cached, pairs[p]!))
+      continue;
+    const length = rows[row + STEPS_LENGTH]! + rows[row + VALUES_LENGTH]!;
+    first = Math.min(first, rows[row + OFFSET]!);
+    end = Math.max(end, rows[row + OFFSET]! + length);
+  }
+  return end === 0 ? [0, 0] : [first, end];
+}
+
 /** Decodes the wanted positions of a file that the cache does not hold into their series' buffers. */
 function decodeFile(
-  path: string,
+  { first, bytes: span }: Span,
   rows: Uint32Array,
   stepSec: number,
   windowStartSec: number,
@@ -240,19 +299,6 @@ function decodeFile(
   segments: Segments,
   onDamaged: (position: number, problem: string) => void,
 ): void {
-  // The span of the sections to decode: one read for all of them.
-  let first = Number.POSITIVE_INFINITY;
-  let end = 0;
-  for (let p = 0; p < pairs.length; p += 2) {
-    const row = pairs[p]! * FIELDS;
-    if ((rows[row + FLAGS]! & FLAG_READABLE) === 0 || rows[row + COUNT] === 0 || isCached(cached, pairs[p]!))
-      continue;
-    const length = rows[row + STEPS_LENGTH]! + rows[row + VALUES_LENGTH]!;
-    first = Math.min(first, rows[row + OFFSET]!);
-    end = Math.max(end, rows[row + OFFSET]! + length);
-  }
-  if (end === 0) return;
-  const span = readSpan(path, first, end - first);
   const windowStep = windowStartSec / stepSec;
   for (let p = 0; p < pairs.length; p += 2) {
     const position = pairs[p]!;

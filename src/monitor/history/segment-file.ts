@@ -1,5 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { writeFileAtomicSync } from './atomic-file.js';
+import { open, type FileHandle } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { writeFileAtomic, writeFileAtomicSync } from './atomic-file.js';
 import { encodeBlockColumn } from './block-column.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
 import { decodeColumn } from './column-codec.js';
@@ -28,16 +30,61 @@ export interface SealedChunk {
   chunk: SeriesChunkEncoder;
 }
 
-/** The first column's values while it is re-encoded (writing is synchronous). */
-let firstColumn = new Float64Array(1024);
+/**
+ * The longest the encoding of a segment holds the event loop at a time, ms: a window of 10 000
+ * series takes a few hundred ms of CPU, which would otherwise delay requests and the next tick.
+ */
+const ENCODING_SLICE_MS = 5;
 
-/** Writes a sealed window atomically (temporary file, fsync, rename); returns its size in bytes. */
-export function writeSegment(
+/**
+ * Writes a sealed window atomically (temporary file, fsync, rename) through the thread pool;
+ * returns its size in bytes. The encoding runs first, in slices of `ENCODING_SLICE_MS` with the
+ * event loop's other work between them (the caller changes no chunk meanwhile).
+ */
+export async function writeSegment(
+  path: string,
+  stepSec: number,
+  windowStartSec: number,
+  chunks: readonly SealedChunk[],
+): Promise<number> {
+  const encoding = encodeSegment(stepSec, windowStartSec, chunks);
+  let sliceStart = performance.now();
+  let step = encoding.next();
+  while (step.done !== true) {
+    if (performance.now() - sliceStart > ENCODING_SLICE_MS) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+    step = encoding.next();
+  }
+  const parts = step.value;
+  await writeFileAtomic(path, parts);
+  return parts[0].length + parts[1].length;
+}
+
+/** `writeSegment` for start-up only (sealing windows left by an earlier run while a tier loads). */
+export function writeSegmentSync(
   path: string,
   stepSec: number,
   windowStartSec: number,
   chunks: readonly SealedChunk[],
 ): number {
+  const encoding = encodeSegment(stepSec, windowStartSec, chunks);
+  let step = encoding.next();
+  while (step.done !== true) step = encoding.next();
+  const parts = step.value;
+  writeFileAtomicSync(path, parts);
+  return parts[0].length + parts[1].length;
+}
+
+/** A sealed window's file: its index record and its data record; pauses (yields) after each series. */
+function* encodeSegment(
+  stepSec: number,
+  windowStartSec: number,
+  chunks: readonly SealedChunk[],
+): Generator<void, [Uint8Array, Uint8Array]> {
+  // The first column's values while it is re-encoded; one per segment (encodings may interleave).
+  let firstColumn = new Float64Array(1024);
   const data = new ByteWriter(1024);
   const index = new ByteWriter(1024);
   index.u8(FORMAT_VERSION);
@@ -61,11 +108,9 @@ export function writeSegment(
       if (section.length > 0) index.u32(checksum(section));
       data.raw(section);
     }
+    yield;
   }
-  const head = frameRecord(index.finish());
-  const body = frameRecord(data.finish());
-  writeFileAtomicSync(path, [head, body]);
-  return head.length + body.length;
+  return [frameRecord(index.finish()), frameRecord(data.finish())];
 }
 
 /**
@@ -75,62 +120,104 @@ export function writeSegment(
  */
 const indexReader = new ByteReader(new Uint8Array(0));
 
-/** Reads and checks a sealed window's index; throws with the reason when the file is damaged. */
+/**
+ * Reads and checks a sealed window's index; throws with the reason when the file is damaged.
+ * Synchronous, for start-up only (loading a tier); `readSegmentIndexAsync` once the server runs.
+ */
 export function readSegmentIndex(path: string, tables: SeriesTables): SegmentIndex {
   const fd = openSync(path, 'r');
   try {
-    const header = readExactly(fd, 0, FRAME_HEADER_BYTES);
-    const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
-    const length = view.getUint32(0, true);
-    if (length > MAX_PAYLOAD_BYTES) throw new Error('index record too large');
-    const payload = readExactly(fd, FRAME_HEADER_BYTES, length);
-    if (checksum(payload) !== view.getUint32(4, true)) throw new Error('index checksum mismatch');
-    const reader = indexReader.reset(payload);
-    const version = reader.u8();
-    const stepSec = reader.varint();
-    const windowStartSec = reader.varint();
-    const dataStart = 2 * FRAME_HEADER_BYTES + length;
-    if (version === FORMAT_VERSION) {
-      const { series, rows } = decodeIndex(reader, dataStart, tables);
-      return new SegmentIndex(stepSec, windowStartSec, series, rows);
-    }
-    throw new Error(`unknown format version ${version}`);
+    const header = readExactlySync(fd, 0, FRAME_HEADER_BYTES);
+    return parseIndex(header, (length) => readExactlySync(fd, FRAME_HEADER_BYTES, length), tables);
   } finally {
     closeSync(fd);
   }
+}
+
+/** `readSegmentIndex` through the thread pool. */
+export async function readSegmentIndexAsync(path: string, tables: SeriesTables): Promise<SegmentIndex> {
+  const handle = await open(path, 'r');
+  try {
+    const header = await readExactly(handle, 0, FRAME_HEADER_BYTES);
+    const length = indexLengthOf(header);
+    const payload = await readExactly(handle, FRAME_HEADER_BYTES, length);
+    return parseIndex(header, () => payload, tables);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The index record's payload length from its frame header; throws when it cannot be one. */
+function indexLengthOf(header: Uint8Array): number {
+  const length = new DataView(header.buffer, header.byteOffset, header.byteLength).getUint32(0, true);
+  if (length > MAX_PAYLOAD_BYTES) throw new Error('index record too large');
+  return length;
+}
+
+/** Checks and decodes the index record whose frame header is `header`; `payloadOf(length)` gives its payload. */
+function parseIndex(
+  header: Uint8Array,
+  payloadOf: (length: number) => Uint8Array,
+  tables: SeriesTables,
+): SegmentIndex {
+  const length = indexLengthOf(header);
+  const payload = payloadOf(length);
+  const expected = new DataView(header.buffer, header.byteOffset, header.byteLength).getUint32(4, true);
+  if (checksum(payload) !== expected) throw new Error('index checksum mismatch');
+  const reader = indexReader.reset(payload);
+  const version = reader.u8();
+  const stepSec = reader.varint();
+  const windowStartSec = reader.varint();
+  const dataStart = 2 * FRAME_HEADER_BYTES + length;
+  if (version === FORMAT_VERSION) {
+    const { series, rows } = decodeIndex(reader, dataStart, tables);
+    return new SegmentIndex(stepSec, windowStartSec, series, rows);
+  }
+  throw new Error(`unknown format version ${version}`);
 }
 
 /**
- * Bytes [from, from + length) of the file at `path`, in one read into a buffer shared by all
- * reads (a query reads one span per file and is done with it before the next: no allocation per
- * file). Shorter when the file ends before: the sections past its end are damaged, the others
- * still read. Valid until the next call.
+ * Reads bytes [from, from + into.length) of the file at `path` into `into`, through the thread
+ * pool; returns how many it read: fewer when the file ends before (the sections past its end are
+ * damaged, the others still read).
  */
-export function readSpan(path: string, from: number, length: number): Uint8Array {
-  if (length > spanBuffer.length) spanBuffer = new Uint8Array(Math.max(length, 2 * spanBuffer.length));
-  const fd = openSync(path, 'r');
+export async function readSpan(path: string, from: number, into: Uint8Array): Promise<number> {
+  const handle = await open(path, 'r');
   try {
     let read = 0;
-    while (read < length) {
-      const n = readSync(fd, spanBuffer, read, length - read, from + read);
-      if (n === 0) break;
-      read += n;
+    while (read < into.length) {
+      const { bytesRead } = await handle.read(into, read, into.length - read, from + read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
     }
-    return spanBuffer.subarray(0, read);
+    return read;
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 
-let spanBuffer = new Uint8Array(64 * 1024);
+async function readExactly(handle: FileHandle, position: number, length: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(length);
+  let read = 0;
+  while (read < length) {
+    const { bytesRead } = await handle.read(bytes, read, length - read, position + read);
+    if (bytesRead === 0) throw endsEarly(position, read, length);
+    read += bytesRead;
+  }
+  return bytes;
+}
 
-function readExactly(fd: number, position: number, length: number): Uint8Array {
+function readExactlySync(fd: number, position: number, length: number): Uint8Array {
   const bytes = new Uint8Array(length);
   let read = 0;
   while (read < length) {
     const n = readSync(fd, bytes, read, length - read, position + read);
-    if (n === 0) throw new Error(`file ends at byte ${position + read}, expected ${position + length}`);
+    if (n === 0) throw endsEarly(position, read, length);
     read += n;
   }
-  return bytes.subarray(0, length);
+  return bytes;
+}
+
+function endsEarly(position: number, read: number, length: number): Error {
+  return new Error(`file ends at byte ${position + read}, expected ${position + length}`);
 }

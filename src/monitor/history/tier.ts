@@ -1,11 +1,12 @@
 import { readdirSync, renameSync, rmSync, type Dirent } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { makeDirectorySync } from '../../persistence/make-dir.js';
+import { makeDirectory, makeDirectorySync } from '../../persistence/make-dir.js';
 import { OpenWindow } from './open-window.js';
 import { SealedFiles } from './sealed-files.js';
 import type { SeriesInfo } from './series-kind.js';
-import type { TierSeries } from './tier-piece.js';
+import { addPiece, type TierSeries } from './tier-piece.js';
 import type { LoggedPoint } from './window-log.js';
 
 export interface TierOptions {
@@ -23,8 +24,10 @@ export interface TierOptions {
  * One tier of the history: points of every series at a fixed step, in files of one window each.
  * The open window's chunks are in memory (a few bits per point) and its points in a write-ahead
  * log; a window that ends is sealed into a compressed segment file. Retention deletes whole files.
- * All file I/O is synchronous: one small append per step, one segment write per window, and reads
- * of a few sections per query (docs/history.md).
+ * Loading is synchronous (start-up, before the server listens); once it runs, every file operation
+ * goes through the thread pool, and the caller runs one writing operation at a time (appendStep,
+ * dropExpired, deleteOldest, seal, close; docs/history.md, The event loop and the disk). Reads may
+ * run beside them: a read sees the tier as it was when it started.
  */
 export class Tier {
   readonly options: TierOptions;
@@ -41,9 +44,12 @@ export class Tier {
     this.sealed = new SealedFiles(options.windowSec, options.stepSec, this.logger);
   }
 
-  /** Start time of the newest point, Unix seconds; -1 when the tier is empty. */
+  /**
+   * Start time of the newest point, Unix seconds; -1 when the tier is empty. It moves with the
+   * open window's chunks, in the same turn of the event loop as a read would see the point.
+   */
   get newestStepSec(): number {
-    return this.newestStep;
+    return Math.max(this.newestStep, this.open?.newestStepSec ?? -1);
   }
 
   /**
@@ -51,6 +57,7 @@ export class Tier {
    * sealed). Never throws: what cannot be read is skipped with one warning naming it (docs/history.md,
    * Damage), and a directory that cannot be made or listed leaves the tier empty with one error line
    * (it answers nothing from disk until the next start; writing is retried every step).
+   * Synchronous: start-up only.
    */
   load(): void {
     let entries: Dirent[];
@@ -90,7 +97,13 @@ export class Tier {
       }
       this.sealOnLoad();
       try {
-        this.openWindow(startSec);
+        this.open = OpenWindow.load(
+          this.logPath(startSec),
+          this.windowOf(startSec),
+          this.newestStep,
+          this.logger,
+        );
+        this.newestStep = this.open.newestStepSec;
       } catch (error) {
         this.setAside(`${startSec}.wal`, (error as Error).message);
       }
@@ -105,22 +118,22 @@ export class Tier {
    * Appends the points of one step (start `stepSec`). A step at or before the newest one (the clock
    * went back) is ignored. Returns whether it was kept.
    */
-  appendStep(stepSec: number, points: readonly LoggedPoint[]): boolean {
-    if (stepSec <= this.newestStep) return false;
+  async appendStep(stepSec: number, points: readonly LoggedPoint[]): Promise<boolean> {
+    if (stepSec <= this.newestStepSec) return false;
     const windowStart = stepSec - (stepSec % this.options.windowSec);
-    if (windowStart !== this.open?.startSec) this.openWindow(windowStart);
-    this.open!.append(stepSec, points);
+    if (windowStart !== this.open?.startSec) await this.openWindow(windowStart);
+    await this.open!.append(stepSec, points);
     this.newestStep = stepSec;
     return true;
   }
 
   /** Deletes sealed files entirely older than the retention. Returns the bytes freed. */
-  dropExpired(nowSec: number): number {
+  async dropExpired(nowSec: number): Promise<number> {
     let freed = 0;
     for (;;) {
       const oldest = this.sealed.oldestStartSec;
       if (oldest === undefined || oldest + this.options.windowSec > nowSec - this.options.retentionSec) break;
-      freed += this.sealed.deleteOldest();
+      freed += await this.sealed.deleteOldest();
     }
     return freed;
   }
@@ -131,7 +144,7 @@ export class Tier {
   }
 
   /** Deletes the oldest sealed file (size cap). Returns its bytes. */
-  deleteOldest(): number {
+  deleteOldest(): Promise<number> {
     return this.sealed.deleteOldest();
   }
 
@@ -153,11 +166,20 @@ export class Tier {
   /**
    * The windows overlapping [fromSec, toSec] of the series accepted by `wants`, oldest first
    * (whole windows: the caller picks its points). A damaged sealed file is skipped with one log line.
+   * The open window's points and the list of sealed files are taken when the call is made (before
+   * it first waits), so a window sealed meanwhile is read once, from memory.
    */
-  read(wants: (series: SeriesInfo) => boolean, fromSec: number, toSec: number): Map<string, TierSeries> {
+  async read(
+    wants: (series: SeriesInfo) => boolean,
+    fromSec: number,
+    toSec: number,
+  ): Promise<Map<string, TierSeries>> {
+    const open = new Map<string, TierSeries>();
+    if (this.open !== undefined && this.open.startSec <= toSec) this.open.read(wants, open);
     const result = new Map<string, TierSeries>();
-    this.sealed.read(wants, fromSec, toSec, result);
-    if (this.open !== undefined && this.open.startSec <= toSec) this.open.read(wants, result);
+    await this.sealed.read(wants, fromSec, toSec, result);
+    for (const { series, pieces } of open.values())
+      for (const piece of pieces) addPiece(result, series, piece.startSec, piece.stepSec, piece);
     return result;
   }
 
@@ -166,47 +188,71 @@ export class Tier {
    * the cached indexes and the open window: nothing is decoded), added to `into` by key. A damaged
    * sealed file is skipped here; `read` logs it.
    */
-  seriesIn(
+  async seriesIn(
     fromSec: number,
     toSec: number,
     wantsMetric: (metricIndex: number) => boolean,
     into: Map<string, SeriesInfo>,
-  ): void {
-    this.sealed.seriesIn(fromSec, toSec, wantsMetric, into);
-    if (this.open !== undefined && this.open.startSec <= toSec) this.open.seriesIn(wantsMetric, into);
+  ): Promise<void> {
+    const open = new Map<string, SeriesInfo>();
+    if (this.open !== undefined && this.open.startSec <= toSec) this.open.seriesIn(wantsMetric, open);
+    await this.sealed.seriesIn(fromSec, toSec, wantsMetric, into);
+    for (const [key, series] of open) into.set(key, series);
   }
 
-  /** Seals the open window (shutdown, or a new window started): segment file written, log deleted. */
-  seal(): void {
+  /**
+   * Seals the open window (a new window started): segment file written, log deleted. The window
+   * answers reads from memory until its segment file takes over, in one turn of the event loop; a
+   * failure drops it (its log stays for the next start, which seals it).
+   */
+  async seal(): Promise<void> {
     const open = this.open;
     if (open === undefined) return;
-    this.open = undefined;
     const path = join(this.dir, `${open.startSec}.seg`);
-    const bytes = open.seal(path);
-    if (bytes > 0) this.sealed.add(open.startSec, path, bytes);
-    rmSync(this.logPath(open.startSec), { force: true });
+    try {
+      const bytes = await open.seal(path);
+      if (bytes > 0) this.sealed.add(open.startSec, path, bytes);
+    } finally {
+      if (this.open === open) this.open = undefined;
+      this.newestStep = Math.max(this.newestStep, open.newestStepSec);
+    }
+    await rm(this.logPath(open.startSec), { force: true });
   }
 
   /** Closes the open log without sealing (shutdown: the window goes on after a restart). */
-  close(): void {
-    this.open?.close();
+  async close(): Promise<void> {
+    const open = this.open;
     this.open = undefined;
+    if (open !== undefined) this.newestStep = Math.max(this.newestStep, open.newestStepSec);
+    await open?.close();
   }
 
-  private openWindow(startSec: number): void {
-    this.seal();
+  private async openWindow(startSec: number): Promise<void> {
+    await this.seal();
     // Made again here: the directory may have been unusable at load, or removed since.
-    makeDirectorySync(this.dir, 0o700);
-    const { stepSec, windowSec } = this.options;
-    const window = { startSec, stepSec, windowSec };
-    this.open = new OpenWindow(this.logPath(startSec), window, this.newestStep, this.logger);
-    this.newestStep = this.open.newestStepSec;
+    await makeDirectory(this.dir, 0o700);
+    this.open = await OpenWindow.open(
+      this.logPath(startSec),
+      this.windowOf(startSec),
+      this.newestStep,
+      this.logger,
+    );
   }
 
-  /** Seals the window opened from an older log; a failure leaves that log for the next start. */
+  private windowOf(startSec: number): { startSec: number; stepSec: number; windowSec: number } {
+    return { startSec, stepSec: this.options.stepSec, windowSec: this.options.windowSec };
+  }
+
+  /** Seals the window opened from an older log at load; a failure leaves that log for the next start. */
   private sealOnLoad(): void {
+    const open = this.open;
+    if (open === undefined) return;
+    this.open = undefined;
     try {
-      this.seal();
+      const path = join(this.dir, `${open.startSec}.seg`);
+      const bytes = open.sealSync(path);
+      if (bytes > 0) this.sealed.add(open.startSec, path, bytes);
+      rmSync(this.logPath(open.startSec), { force: true });
     } catch (error) {
       this.logger.error(
         { problem: (error as Error).message },

@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
-import { writeAll, writeFileAtomicSync } from './atomic-file.js';
+import { readFileSync } from 'node:fs';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { writeAllTo } from './atomic-file.js';
 import { ByteReader, ByteWriter } from './byte-buffer.js';
 import { frameLogRecord, scanLog, type DamagedSpan } from './log-frame.js';
 import { KIND_COLUMNS, type SeriesInfo } from './series-kind.js';
@@ -39,21 +40,39 @@ export interface ReadLog {
   records: Uint8Array[];
   /** Spans without an intact record, and records that do not decode, in file order. */
   damaged: DamagedSpan[];
+  /** Bytes of the file as read. */
+  byteLength: number;
 }
 
 /**
  * Reads a window log; a missing file reads as empty. Damaged bytes are reported in `damaged` and
  * the records around them kept; throws only when the file cannot be read (not a file, permissions).
+ * Synchronous, for start-up only (loading a tier); `readWindowLogAsync` once the server runs.
  */
 export function readWindowLog(path: string, window: LogWindow): ReadLog {
-  const result: ReadLog = { steps: [], records: [], damaged: [] };
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return result;
-    throw error;
+    return parseWindowLog(emptyIfMissing(error), window);
   }
+  return parseWindowLog(bytes, window);
+}
+
+/** `readWindowLog` through the thread pool. */
+export async function readWindowLogAsync(path: string, window: LogWindow): Promise<ReadLog> {
+  const bytes = await readFile(path).catch(emptyIfMissing);
+  return parseWindowLog(bytes, window);
+}
+
+function emptyIfMissing(error: unknown): Uint8Array {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Uint8Array(0);
+  throw error;
+}
+
+/** The steps of a window log's bytes (see `readWindowLog`). */
+function parseWindowLog(bytes: Uint8Array, window: LogWindow): ReadLog {
+  const result: ReadLog = { steps: [], records: [], damaged: [], byteLength: bytes.length };
   const scanned = scanLog(bytes);
   result.damaged = scanned.damaged;
   // Consecutive records mostly carry the same series table: each distinct one is parsed once.
@@ -92,22 +111,23 @@ function decodeStep(payload: Uint8Array, window: LogWindow, tables: SeriesTables
   return { stepSec, points };
 }
 
-/** Appends step records to a window log. */
+/**
+ * Appends step records to a window log, through the thread pool (the caller runs one operation at
+ * a time). The file is opened for appending at the first record; a failed open is tried again at
+ * the next one.
+ */
 export class WindowLogWriter {
-  private readonly fd: number;
+  private readonly path: string;
+  private handle: FileHandle | undefined;
   private bytes: number;
   /** The series of the last record and their encoded table: reused while the series stay the same. */
   private tableSeries: readonly SeriesInfo[] = [];
   private table: Uint8Array = encodeSeriesTable([]);
 
-  /**
-   * Opens `path` for appending. A log read with damage is first rewritten with its intact records
-   * only (temporary file, fsync, rename), so the damage is reported once and the file is whole again.
-   */
-  constructor(path: string, existing: ReadLog | undefined) {
-    if (existing !== undefined && existing.damaged.length > 0) writeFileAtomicSync(path, existing.records);
-    this.fd = openSync(path, 'a', 0o600);
-    this.bytes = fstatSync(this.fd).size;
+  /** `byteLength`: the log's size now (0 for a new one). */
+  constructor(path: string, byteLength: number) {
+    this.path = path;
+    this.bytes = byteLength;
   }
 
   get byteLength(): number {
@@ -119,7 +139,7 @@ export class WindowLogWriter {
    * that the next start skips. No fsync: a killed process loses nothing the kernel has; a power
    * loss may lose the last records, which the checksums then detect.
    */
-  appendStep(stepSec: number, points: readonly LoggedPoint[]): void {
+  async appendStep(stepSec: number, points: readonly LoggedPoint[]): Promise<void> {
     const body = new ByteWriter(64 + points.length * 20);
     body.varint(stepSec);
     body.bytesField(this.tableOf(points));
@@ -128,13 +148,14 @@ export class WindowLogWriter {
       for (const value of values) body.f64(value);
     }
     const framed = frameLogRecord(body.finish());
+    this.handle ??= await open(this.path, 'a', 0o600);
     // The file's own size, not a count of our writes: it may have been cut or grown from outside.
-    const before = fstatSync(this.fd).size;
+    const before = (await this.handle.stat()).size;
     try {
-      writeAll(this.fd, framed);
+      await writeAllTo(this.handle, framed);
     } catch (error) {
       // Cut a partial record off (the next start would skip it anyway, with a warning).
-      ftruncateSync(this.fd, before);
+      await this.handle.truncate(before);
       throw error;
     }
     this.bytes = before + framed.length;
@@ -150,7 +171,9 @@ export class WindowLogWriter {
     return this.table;
   }
 
-  close(): void {
-    closeSync(this.fd);
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
   }
 }

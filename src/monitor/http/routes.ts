@@ -43,11 +43,11 @@ export async function registerMetricsApi(
   const catalogBody = new EncodedBody(monitor.catalogJson);
   const catalog = (_request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> =>
     sendBody(reply, JSON_TYPE, catalogBody);
-  const query = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
+  const query = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const raw = request.body as RawJsonBody | undefined;
     const cached = raw !== undefined ? monitor.query.cachedAnswer(raw.text) : undefined;
     if (cached !== undefined) return sendBody(reply, JSON_TYPE, cached);
-    const answer = answerQuery(monitor, raw);
+    const answer = await answerQuery(monitor, raw);
     // 'finish': the last byte is with the kernel, so the answer's memory can serve another answer.
     if (monitor.query.reusesMemory(answer)) reply.raw.once('finish', () => monitor.query.written(answer));
     return sendBody(reply, JSON_TYPE, answer);
@@ -64,7 +64,7 @@ export async function registerMetricsApi(
 }
 
 /** Parses and answers a query body that is not in the cache; errors become 400 answers. */
-function answerQuery(monitor: MetricsSource, raw: RawJsonBody | undefined): EncodedBody {
+async function answerQuery(monitor: MetricsSource, raw: RawJsonBody | undefined): Promise<EncodedBody> {
   let body: unknown;
   if (raw !== undefined) {
     try {
@@ -74,7 +74,7 @@ function answerQuery(monitor: MetricsSource, raw: RawJsonBody | undefined): Enco
     }
   }
   try {
-    return monitor.query.answer(body, raw?.text);
+    return await monitor.query.answer(body, raw?.text);
   } catch (error) {
     if (error instanceof QueryError) throw new ApiError('BAD_REQUEST', error.details);
     if (error instanceof QueryTimeoutError) throw new ApiError('SERVICE_UNAVAILABLE', error.details);

@@ -37,9 +37,10 @@ const allocateUnpooled = (length: number): Buffer => Buffer.allocUnsafe(length);
  * `head` starts an answer from the raw window (the configured window and interval, `answerHead`);
  * an answer from a history tier starts with the range and step it used instead. Undefined when the
  * fragments decline (too many distinct steps in this snapshot): the caller then evaluates the
- * plain way. `allocate` gives the memory of the answer itself (answer-buffers.ts).
+ * plain way. `allocate` gives the memory of the answer itself (answer-buffers.ts). Resolves at once
+ * unless the range reads the history's files.
  */
-export function assembleAnswer(
+export async function assembleAnswer(
   store: MetricStore,
   retention: Retention,
   fragments: SeriesFragments,
@@ -49,7 +50,7 @@ export function assembleAnswer(
   deadline: QueryDeadline,
   history?: MetricHistory,
   allocate: (length: number) => Buffer = allocateUnpooled,
-): Buffer | undefined {
+): Promise<Buffer | undefined> {
   const writer = new AnswerWriter(allocate);
   const historyRange =
     store.snapshotCount === 0 ? undefined : historyRangeOf(query, retention, store, history);
@@ -117,18 +118,18 @@ function keptBlock(
  * A range past the raw window: the series of the history view (store and tier together), each
  * object its head, the tail of its encoded pairs from the query's first point, and `]}`.
  */
-function assembleHistory(
+async function assembleHistory(
   writer: AnswerWriter,
   fragments: SeriesFragments,
   history: MetricHistory,
   range: HistoryRange,
   selection: SeriesSelection,
   deadline: QueryDeadline,
-): Buffer | undefined {
+): Promise<Buffer | undefined> {
   const view = fragments.historyView(history, range);
   if (view === undefined) return undefined;
   const first = view.count - range.count;
-  const lists = view.seriesFrom(first, (metricIndex) => selection.wantsMetric(metricIndex));
+  const lists = await view.seriesFrom(first, (metricIndex) => selection.wantsMetric(metricIndex));
   const chosen: HistoryEntry[] = [];
   let seen = 0;
   for (const metricIndex of METRICS_IN_NAME_ORDER) {
@@ -140,7 +141,7 @@ function assembleHistory(
       if (all || selection.matches(metricIndex, entry.labelValues)) chosen.push(entry);
     }
   }
-  view.encodeFrom(chosen, first);
+  await view.encodeFrom(chosen, first);
   deadline.check();
   for (const entry of chosen) {
     const start = entry.starts[first - entry.from]!;

@@ -23,13 +23,13 @@ interface Row {
  * the raw snapshot's value when `t_k` is inside the raw window, else the tier's point of the step
  * that holds `t_k`. A series without any point is left out.
  */
-export function evaluateHistoryObjects(
+export async function evaluateHistoryObjects(
   store: MetricStore,
   history: MetricHistory,
   range: HistoryRange,
   selection: SeriesSelection,
   deadline?: QueryDeadline,
-): string[] {
+): Promise<string[]> {
   const { tier } = range;
   const plan = planPoints(store, range.intervalSec, range.count);
   const fromSec = tierStepOf(tier, plan.timesSec[0]!);
@@ -44,7 +44,12 @@ export function evaluateHistoryObjects(
       rows.set(key, { metricIndex, labelValues, storeId: id, tierValues: new Map() });
     }
   }
-  const read = history.read(tier, (s) => selection.matches(s.metricIndex, s.labelValues), fromSec, toSec);
+  const read = await history.read(
+    tier,
+    (s) => selection.matches(s.metricIndex, s.labelValues),
+    fromSec,
+    toSec,
+  );
   deadline?.check();
   for (const { series, pieces } of read.values()) {
     let row = rows.get(series.key);

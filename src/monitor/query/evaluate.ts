@@ -24,18 +24,18 @@ import type { SeriesSelection } from './select.js';
  * time series (sample and hold) otherwise; a range past the raw window reads `history` too
  * (evaluate-history.ts).
  */
-export function evaluateQuery(
+export async function evaluateQuery(
   store: MetricStore,
   retention: Retention,
   query: MetricsQuery,
   selection: SeriesSelection,
   deadline?: QueryDeadline,
   history?: MetricHistory,
-): string {
+): Promise<string> {
   if (store.snapshotCount === 0) return `${answerHead(retention)}]}`;
   const historyRange = historyRangeOf(query, retention, store, history);
   if (historyRange !== undefined) {
-    const objects = evaluateHistoryObjects(store, history!, historyRange, selection, deadline);
+    const objects = await evaluateHistoryObjects(store, history!, historyRange, selection, deadline);
     return `${answerHead(historyRange)}${objects.join(',')}]}`;
   }
   const head = answerHead(retention);

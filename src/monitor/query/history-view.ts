@@ -66,7 +66,10 @@ export class HistoryView {
    * `first` on (held by the store now, or by the tier in that range), in label order; not yet
    * encoded that far.
    */
-  seriesFrom(first: number, wantsMetric: (metricIndex: number) => boolean): (HistoryEntry[] | undefined)[] {
+  async seriesFrom(
+    first: number,
+    wantsMetric: (metricIndex: number) => boolean,
+  ): Promise<(HistoryEntry[] | undefined)[]> {
     const cached = this.lists.get(first);
     if (
       cached !== undefined &&
@@ -75,8 +78,9 @@ export class HistoryView {
       return cached;
     const fromSec = tierStepOf(this.tier, this.plan.timesSec[first]!);
     const toSec = this.plan.timesSec[this.count - 1]!;
-    const tierSeries = this.history.seriesIn(this.tier, fromSec, toSec, wantsMetric);
-    const lists: (HistoryEntry[] | undefined)[] = cached ?? [];
+    const tierSeries = await this.history.seriesIn(this.tier, fromSec, toSec, wantsMetric);
+    // Taken after the wait: another query may have filled the cache meanwhile.
+    const lists: (HistoryEntry[] | undefined)[] = this.lists.get(first) ?? [];
     const byMetric = new Map<number, Map<string, HistoryEntry>>();
     for (const metricIndex of METRICS_IN_NAME_ORDER) {
       if (!wantsMetric(metricIndex) || lists[metricIndex] !== undefined) continue;
@@ -95,24 +99,26 @@ export class HistoryView {
     for (const [metricIndex, map] of byMetric) {
       lists[metricIndex] = [...map.values()].sort((a, b) => compareLabelValues(a.labelValues, b.labelValues));
     }
-    if (cached === undefined && this.lists.size < MAX_LISTS_PER_VIEW) this.lists.set(first, lists);
+    if (!this.lists.has(first) && this.lists.size < MAX_LISTS_PER_VIEW) this.lists.set(first, lists);
     return lists;
   }
 
   /** Encodes `entries` from plan point `first` on (one tier read for all that need older points). */
-  encodeFrom(entries: readonly HistoryEntry[], first: number): void {
+  async encodeFrom(entries: readonly HistoryEntry[], first: number): Promise<void> {
     const pending = entries.filter((entry) => entry.from > first);
     if (pending.length === 0) return;
     let last = first;
     for (const entry of pending) last = Math.max(last, entry.from - 1);
     const keys = new Set(pending.map((entry) => entry.key));
-    const read = this.history.read(
+    const read = await this.history.read(
       this.tier,
       (series) => keys.has(series.key),
       tierStepOf(this.tier, this.plan.timesSec[first]!),
       this.plan.timesSec[last]!,
     );
-    for (const entry of pending) this.extend(entry, first, read.get(entry.key)?.pieces ?? []);
+    // Another query of this view may have encoded some of them meanwhile (from the same snapshot).
+    for (const entry of pending)
+      if (entry.from > first) this.extend(entry, first, read.get(entry.key)?.pieces ?? []);
   }
 
   private extend(entry: HistoryEntry, first: number, pieces: readonly TierPiece[]): void {

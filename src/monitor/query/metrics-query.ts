@@ -80,20 +80,32 @@ export class MetricsQueryService {
   }
 
   /**
-   * The JSON answer for a parsed request body; throws `QueryError` (→ 400) for an invalid query and
-   * `QueryTimeoutError` (→ 503) when it spends its time budget. `text`, the body as received, makes
-   * a later identical request a `cachedAnswer` hit.
+   * The JSON answer for a parsed request body; rejects with `QueryError` (→ 400) for an invalid
+   * query and `QueryTimeoutError` (→ 503) when it spends its time budget. `text`, the body as
+   * received, makes a later identical request a `cachedAnswer` hit. A range that reads the
+   * history's files waits for them (the thread pool); when a snapshot is committed meanwhile, the
+   * answer is made again from the new one (the history's part is then in memory), so an answer
+   * always belongs to one snapshot.
    */
-  answer(body: unknown, text?: string): EncodedBody {
+  async answer(body: unknown, text?: string): Promise<EncodedBody> {
     const deadline = new QueryDeadline(this.now, this.limits.maxTimeMs);
     const query = parseMetricsQuery(body, this.limits, this.patterns, deadline);
-    this.dropStaleAnswers();
-    let answer = this.byKey.get(query.key);
-    if (answer === undefined) {
-      const evaluated = this.evaluate(query, deadline);
+    let answer: EncodedBody | undefined;
+    for (;;) {
+      this.dropStaleAnswers();
+      answer = this.byKey.get(query.key);
+      if (answer !== undefined) break;
+      const seq = this.store?.newestSeq;
+      const evaluated = await this.evaluate(query, deadline);
+      if (this.store?.newestSeq !== seq) {
+        if (evaluated.pooled) this.buffers.release(evaluated.answer.bytes);
+        deadline.check();
+        continue;
+      }
       answer = evaluated.answer;
       if (this.fits(answer.bytes.length + query.key.length)) this.byKey.set(query.key, answer);
       else if (evaluated.pooled) this.reusable.add(answer);
+      break;
     }
     if (text !== undefined && this.byKey.get(query.key) === answer && this.fits(text.length)) {
       this.byText.set(text, answer);
@@ -116,7 +128,10 @@ export class MetricsQueryService {
   }
 
   /** `pooled`: the answer's bytes came from `buffers`. */
-  private evaluate(query: MetricsQuery, deadline: QueryDeadline): { answer: EncodedBody; pooled: boolean } {
+  private async evaluate(
+    query: MetricsQuery,
+    deadline: QueryDeadline,
+  ): Promise<{ answer: EncodedBody; pooled: boolean }> {
     const store = this.store;
     if (store === undefined || this.fragments === undefined)
       return { answer: this.disabledAnswer, pooled: false };
@@ -124,7 +139,7 @@ export class MetricsQueryService {
       query.timerangeSec !== undefined && query.items.length === 0
         ? SeriesSelection.all()
         : compileSelection(query.items);
-    const assembled = assembleAnswer(
+    const assembled = await assembleAnswer(
       store,
       this.retention,
       this.fragments,
@@ -138,7 +153,9 @@ export class MetricsQueryService {
     if (assembled !== undefined)
       return { answer: new EncodedBody(assembled), pooled: assembled.length >= MIN_POOLED_BYTES };
     return {
-      answer: new EncodedBody(evaluateQuery(store, this.retention, query, selection, deadline, this.history)),
+      answer: new EncodedBody(
+        await evaluateQuery(store, this.retention, query, selection, deadline, this.history),
+      ),
       pooled: false,
     };
   }

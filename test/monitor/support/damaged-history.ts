@@ -25,10 +25,10 @@ export const TIER_WINDOW_SEC = { minute: 6 * 3600, hour: 10 * 86_400 } as const;
 export type TierName = keyof typeof TIER_WINDOW_SEC;
 
 /** Writes the history described above into `dir` (which must not hold one). */
-export function writeKnownHistory(dir: string): void {
-  const history = openHistory(dir);
+export async function writeKnownHistory(dir: string): Promise<void> {
+  const history = await openHistory(dir);
   feedMinutes(history, new MetricStore(16), 0, HISTORY_MINUTES);
-  history.close();
+  await history.close();
 }
 
 /** Feeds the samples of minutes [from, to) (counted from `HISTORY_T0`) to `history`. */
@@ -49,9 +49,12 @@ export function feedMinutes(history: MetricHistory, store: MetricStore, from: nu
 }
 
 /** Every point of a tier: series key → step start (s) → value. */
-export function pointsOfTier(history: MetricHistory, tier: Tier): Map<string, Map<number, number>> {
+export async function pointsOfTier(
+  history: MetricHistory,
+  tier: Tier,
+): Promise<Map<string, Map<number, number>>> {
   const points = new Map<string, Map<number, number>>();
-  for (const [key, { pieces }] of history.read(tier, () => true, 0, Number.MAX_SAFE_INTEGER)) {
+  for (const [key, { pieces }] of await history.read(tier, () => true, 0, Number.MAX_SAFE_INTEGER)) {
     const { timesSec, values } = pointsBetween(pieces, 0, Number.MAX_SAFE_INTEGER);
     const byTime = new Map<number, number>();
     for (let i = 0; i < timesSec.length; i++) byTime.set(timesSec[i]!, values[i]!);

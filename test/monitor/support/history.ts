@@ -27,7 +27,10 @@ export function processSeries(process: string, value: string): SeriesInfo {
 }
 
 /** A history at `dir` with the default retentions and no size cap, loaded. */
-export function openHistory(dir: string, logger: Logger = pino({ level: 'silent' })): MetricHistory {
+export async function openHistory(
+  dir: string,
+  logger: Logger = pino({ level: 'silent' }),
+): Promise<MetricHistory> {
   const history = new MetricHistory({
     dir,
     minuteRetentionDays: 7,
@@ -35,6 +38,6 @@ export function openHistory(dir: string, logger: Logger = pino({ level: 'silent'
     maxSizeBytes: 0,
     logger,
   });
-  history.load();
+  await history.load();
   return history;
 }
