@@ -32,9 +32,20 @@ async function memfs(server: TestServer, method: string, path: string, who: Cred
 }
 
 /** The running encoder's command line, as any local user reads it. */
+/**
+ * The running encoder's argv. A state read just as a run ends names a pid whose cmdline is
+ * already empty (a zombie): read again until a run's cmdline is there.
+ */
 async function cmdline(server: TestServer, id: string): Promise<string[]> {
-  const { pid } = await waitForState(server, id, 'running', 20_000);
-  return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+  return waitFor(
+    async () => {
+      const { pid } = await waitForState(server, id, 'running', 20_000);
+      const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+      return args.length > 1 ? args : undefined;
+    },
+    20_000,
+    `the cmdline of a running ${id}`,
+  );
 }
 
 /** The memfs credential in an encoder's command line (the user info of its `{memfs}` URLs). */
