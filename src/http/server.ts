@@ -13,6 +13,7 @@ import { lazySchemaCompilers } from './lazy-schema-compilers.js';
 import { ServerLogController } from './log-controller.js';
 import { connectionLimitsOf, createNodeServer } from './node-server.js';
 import { RouteTable } from './route-table.js';
+import { closeAfterUnreadBodies } from './unread-body.js';
 import {
   installApiDescription,
   registerDocumentRoutes,
@@ -84,6 +85,7 @@ export async function createHttpServer(
   if (options.inspectAnswer !== undefined) server.addHook('onSend', options.inspectAnswer);
 
   registerJsonBodyParser(server, config.api.max_body_kbytes * 1024);
+  closeAfterUnreadBodies(server);
   registerErrorHandler(server, logger);
   server.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
