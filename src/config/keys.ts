@@ -30,6 +30,8 @@ export const KEYS: readonly ConfigKey[] = [
   key('api.timeouts.request_sec', 'CORE_API_TIMEOUTS_REQUEST_SEC', 'int'),
   key('api.timeouts.idle_sec', 'CORE_API_TIMEOUTS_IDLE_SEC', 'int'),
   key('api.timeouts.keepalive_sec', 'CORE_API_TIMEOUTS_KEEPALIVE_SEC', 'int'),
+  key('api.limits.max_processes', 'CORE_API_LIMITS_MAX_PROCESSES', 'int'),
+  key('api.limits.max_metadata_bytes', 'CORE_API_LIMITS_MAX_METADATA_BYTES', 'int'),
   key('api.connections.max_per_address', 'CORE_API_CONNECTIONS_MAX_PER_ADDRESS', 'int'),
   key('api.connections.exempt', 'CORE_API_CONNECTIONS_EXEMPT', 'list'),
   key('api.auth.enable', 'CORE_API_AUTH_ENABLE', 'bool'),

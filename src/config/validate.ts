@@ -18,6 +18,8 @@ export function validateConfig(config: Config): string[] {
     check(isHostName(name), `host.name: "${name}" is not a host name or IP address (no scheme, no port)`);
   }
   check(config.api.max_body_kbytes >= 1, 'api.max_body_kbytes: must be at least 1');
+  check(config.api.limits.max_processes >= 1, 'api.limits.max_processes: must be at least 1');
+  check(config.api.limits.max_metadata_bytes >= 1, 'api.limits.max_metadata_bytes: must be at least 1');
   for (const cidr of config.api.trusted_proxies) {
     check(isCidr(cidr), `api.trusted_proxies: "${cidr}" is not an IP address or CIDR`);
   }
