@@ -58,6 +58,16 @@ export const KEYS: readonly ConfigKey[] = [
     max: 600,
     why: 'an idle keep-alive connection only holds a socket',
   }),
+  int('api.limits.max_processes', 'CORE_API_LIMITS_MAX_PROCESSES', {
+    min: 1,
+    max: 100_000,
+    why: 'each defined process keeps its config, report and supervisor in memory',
+  }),
+  int('api.limits.max_metadata_bytes', 'CORE_API_LIMITS_MAX_METADATA_BYTES', {
+    min: 1,
+    max: 1_073_741_824,
+    why: 'all metadata is held in memory and written to the db directory',
+  }),
   int('api.connections.max_per_address', 'CORE_API_CONNECTIONS_MAX_PER_ADDRESS', {
     min: 0,
     max: 65_535,

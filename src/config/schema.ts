@@ -48,6 +48,13 @@ export interface Config {
       /** An idle keep-alive connection is closed after this long; at least 1. */
       keepalive_sec: number;
     };
+    /** What the API may be made to hold (docs/security.md "Limits"); over one: 400 or 507 naming it. */
+    limits: {
+      /** Defined processes (running or not), at least 1; `ffmpeg.max_processes` bounds running encoders. */
+      max_processes: number;
+      /** All metadata together (every process's and the server's), as JSON, bytes; at least 1. */
+      max_metadata_bytes: number;
+    };
     connections: {
       /** Open connections per client address (IPv6: per /64); more are answered 503 and closed. 0: no cap. */
       max_per_address: number;
@@ -174,6 +181,7 @@ export function defaultConfig(): Config {
       trusted_proxies: [],
       max_body_kbytes: 64,
       timeouts: { header_sec: 10, request_sec: 300, idle_sec: 60, keepalive_sec: 5 },
+      limits: { max_processes: 1000, max_metadata_bytes: 64 * 1024 * 1024 },
       connections: { max_per_address: 64, exempt: ['127.0.0.0/8', '::1/128'] },
       auth: {
         enable: false,

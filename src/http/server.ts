@@ -14,6 +14,7 @@ import { lazySchemaCompilers } from './lazy-schema-compilers.js';
 import { ServerLogController } from './log-controller.js';
 import { connectionLimitsOf, createNodeServer } from './node-server.js';
 import { RouteTable } from './route-table.js';
+import { closeAfterUnreadBodies } from './unread-body.js';
 import {
   HTTP_DOCS,
   installApiDescription,
@@ -97,6 +98,7 @@ export async function createHttpServer(
   if (options.inspectAnswer !== undefined) server.addHook('onSend', options.inspectAnswer);
 
   registerJsonBodyParser(server, config.api.max_body_kbytes * 1024);
+  closeAfterUnreadBodies(server);
   registerErrorHandler(server, logger);
   server.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';

@@ -34,23 +34,40 @@ export function depthOf(value: unknown, limit: number = METADATA_LIMITS.maxDepth
   return deepest;
 }
 
-/** Problems of setting `key` to `value` in `current` (the whole store), one line each. */
-export function checkSet(current: Record<string, unknown>, key: string, value: unknown): string[] {
+/**
+ * Problems of setting `key` to `value` (`null`: deleting it) in `current` (the whole store), one
+ * line each, and the bytes the store takes as JSON after the change (for the budget of all
+ * metadata together; 0 when the value is refused before it is measured).
+ */
+export function checkSet(
+  current: Record<string, unknown>,
+  key: string,
+  value: unknown,
+): { problems: string[]; bytes: number } {
   const problems = checkKey(key);
-  if (value === null) return problems;
+  if (value === null) {
+    const rest = { ...current };
+    delete rest[key];
+    return { problems, bytes: jsonBytes(rest) };
+  }
   const depth = depthOf(value);
   if (depth > METADATA_LIMITS.maxDepth) {
     problems.push(`value: nested deeper than ${METADATA_LIMITS.maxDepth} levels`);
-    return problems;
+    return { problems, bytes: 0 };
   }
   if (!Object.hasOwn(current, key) && Object.keys(current).length >= METADATA_LIMITS.maxKeys) {
     problems.push(`key: at most ${METADATA_LIMITS.maxKeys} keys allowed`);
   }
-  const total = Buffer.byteLength(JSON.stringify({ ...current, [key]: value }));
+  const total = jsonBytes({ ...current, [key]: value });
   if (total > METADATA_LIMITS.maxTotalBytes) {
     problems.push(
       `value: the metadata would take ${total} bytes as JSON, at most ${METADATA_LIMITS.maxTotalBytes} allowed`,
     );
   }
-  return problems;
+  return { problems, bytes: total };
+}
+
+/** Bytes of a metadata store as JSON; an empty store counts 0. */
+export function jsonBytes(store: Record<string, unknown>): number {
+  return Object.keys(store).length === 0 ? 0 : Buffer.byteLength(JSON.stringify(store));
 }

@@ -1,4 +1,5 @@
 import { ApiError } from '../http/index.js';
+import { SYSTEM_OWNER, type MetadataBudget } from './budget.js';
 import { checkSet } from './limits.js';
 
 /** Where the server-wide metadata lives (the db file, beside the processes). */
@@ -7,6 +8,8 @@ export interface MetadataStore {
   read(): Record<string, unknown>;
   /** Replaces it and resolves once it is on disk; on failure what is stored is unchanged. */
   replace(next: Record<string, unknown>): Promise<void>;
+  /** The bound on all metadata together, the processes' included. */
+  readonly budget: MetadataBudget;
 }
 
 /**
@@ -35,12 +38,15 @@ export class SystemMetadata {
   set(key: string, value: unknown): Promise<unknown> {
     const run = this.queue.then(async () => {
       const current = this.store.read();
-      const problems = checkSet(current, key, value);
+      const { problems, bytes } = checkSet(current, key, value);
       if (problems.length > 0) throw new ApiError('BAD_REQUEST', problems, { message: 'Invalid metadata' });
+      const budget = this.store.budget;
+      budget.check(SYSTEM_OWNER, bytes);
       const next = { ...current };
       if (value === null) delete next[key];
       else next[key] = value;
       await this.store.replace(next);
+      budget.record(SYSTEM_OWNER, bytes);
       return value;
     });
     this.queue = run.catch(() => undefined);

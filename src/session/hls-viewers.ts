@@ -25,10 +25,12 @@ const SESSION_PARAM = 'session';
  * HLS viewer sessions (collector `hls`, docs/sessions.md#the-contract), on every mount:
  * - a playlist requested without `?session=` opens a pending session and is answered with a
  *   master playlist that points to the same playlist with the new id (a real master playlist is
- *   answered with its variant URIs carrying the id); limits apply here (509);
+ *   answered with its variant URIs carrying the id); limits apply here (509), but a pending
+ *   session holds no slot of `sessions.max_sessions`;
  * - a playlist requested with the id keeps the session alive and is answered with its URIs
  *   carrying the id, so the player's segment requests name the session;
- * - a segment requested with the id makes the session active;
+ * - a segment requested with the id makes the session active, unless the active ones fill the
+ *   slots (509);
  * - every request that names a session counts its bytes to it.
  * A malformed id is a 403 on GET and HEAD. HEAD requests otherwise get the files as they are, and
  * so do clients on the ignore list, without sessions.
@@ -54,6 +56,8 @@ export class HlsViewerSessions implements MountHooks {
       const session = id === undefined ? undefined : this.collector.get(id);
       // A segment without a (known) session is served, but belongs to no session.
       if (session !== undefined) {
+        // Its first segment makes a pending viewer active: only now does it take a slot.
+        if (!session.active) this.refuseOverLimit();
         this.collector.touch(session, true);
         this.count(request, reply, session);
       }
@@ -84,8 +88,7 @@ export class HlsViewerSessions implements MountHooks {
   }
 
   private openSession(event: ServeEvent, id: string): Session {
-    const exceeded = this.collector.limitExceeded();
-    if (exceeded !== undefined) throw new ApiError('BANDWIDTH_LIMIT_EXCEEDED', exceeded);
+    this.refuseOverLimit();
     return this.collector.open({
       id,
       remote: event.request.ip,
@@ -93,6 +96,12 @@ export class HlsViewerSessions implements MountHooks {
       reference: referenceOf(event.urlPath),
       active: false,
     });
+  }
+
+  /** 509 naming the limit when no viewer may start now (slots of active viewers, egress). */
+  private refuseOverLimit(): void {
+    const exceeded = this.collector.limitExceeded();
+    if (exceeded !== undefined) throw new ApiError('BANDWIDTH_LIMIT_EXCEEDED', exceeded);
   }
 
   private count(request: FastifyRequest, reply: FastifyReply, session: Session): void {

@@ -178,8 +178,10 @@ export class SessionCollector {
   /** Which limit a new session would exceed, as a detail for the 509 answer; undefined when none. */
   limitExceeded(): string | undefined {
     const { maxSessions, maxTxBitrate } = this.options.limits;
-    if (maxSessions > 0 && this.sessions.size >= maxSessions) {
-      return `sessions.max_sessions: ${this.sessions.size} of ${maxSessions} concurrent ${this.name} sessions in use`;
+    // Only active sessions hold a slot: a pending viewer (a playlist fetched, no media yet) costs
+    // none, so a client that never plays cannot keep the others out (issue 24 item 11).
+    if (maxSessions > 0 && this.activeCount >= maxSessions) {
+      return `sessions.max_sessions: ${this.activeCount} of ${maxSessions} concurrent ${this.name} sessions in use`;
     }
     if (maxTxBitrate > 0) {
       const current = this.txWindow.bitrate(this.options.now());

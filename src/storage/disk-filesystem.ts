@@ -1,24 +1,13 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { makeDirectory } from '../persistence/make-dir.js';
-import {
-  lstat,
-  mkdir,
-  open,
-  readFile,
-  readdir,
-  realpath,
-  rename,
-  rm,
-  stat,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, sep } from 'node:path';
 import { StorageError } from './errors.js';
 import type { FileInfo, WriteListener } from './filesystem.js';
 import { compileGlob } from './glob.js';
 import type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
+import { copyBounded, type ByteBound, type Upload, type UploadResult } from './upload.js';
 import { WriteListeners } from './write-listeners.js';
 
 export interface DiskFilesystemOptions {
@@ -143,7 +132,14 @@ export class DiskFilesystem implements MountedFilesystem {
     };
   }
 
-  async write(path: string, data: Buffer): Promise<{ created: boolean }> {
+  /**
+   * Streams `upload` into a temporary file beside the target (fsynced), then renames it over the
+   * target, so a reader never sees a half-written file and memory stays flat whatever the size.
+   * Refuses from the declared length what cannot fit under `maxSizeBytes`, and stops at the byte
+   * that passes it. A full device (ENOSPC, EDQUOT) is `NO_SPACE` at once; the temporary file is
+   * removed on every failure.
+   */
+  async upload(path: string, upload: Upload): Promise<UploadResult> {
     if (path.endsWith('/') || path === '/') throw new StorageError('INVALID_PATH', `${path} is a directory`);
     const parent = await this.makeParent(path);
     const target = join(parent, basename(path));
@@ -152,19 +148,27 @@ export class DiskFilesystem implements MountedFilesystem {
       throw new StorageError('INVALID_PATH', `${path} is not a regular file`);
     }
     const previousSize = previous?.size ?? 0;
-    await this.checkLimit(data.length, previousSize);
-    // Write beside and rename, so a reader never sees a half-written file.
+    const bound = await this.boundFor(previousSize);
+    if (
+      bound !== undefined &&
+      upload.declaredBytes !== undefined &&
+      upload.declaredBytes > bound.limitBytes
+    ) {
+      throw bound.refusal(upload.declaredBytes);
+    }
     const temporary = join(parent, `.${randomBytes(6).toString('hex')}.upload`);
+    let bytes: number;
     try {
-      await writeFile(temporary, data);
+      // `flush`: fsynced before it closes, so the rename never publishes a file still in the cache.
+      bytes = await copyBounded(upload, createWriteStream(temporary, { flags: 'wx', flush: true }), bound);
       await rename(temporary, target);
     } catch (error) {
       await rm(temporary, { force: true });
-      throw error;
+      throw asStorageError(error);
     }
-    this.adjustUsage(data.length - previousSize, previous === undefined ? 1 : 0);
-    this.listeners.notify(path, data.length);
-    return { created: previous === undefined };
+    this.adjustUsage(bytes - previousSize, previous === undefined ? 1 : 0);
+    this.listeners.notify(path, bytes);
+    return { created: previous === undefined, bytes };
   }
 
   /**
@@ -199,19 +203,25 @@ export class DiskFilesystem implements MountedFilesystem {
     return current;
   }
 
-  private async checkLimit(bytes: number, replacedBytes: number): Promise<void> {
+  /**
+   * How many bytes an upload replacing a file of `replacedBytes` may have under `maxSizeBytes`
+   * (undefined: no limit): more than the limit is `TOO_LARGE`, more than the free room `NO_SPACE`.
+   */
+  private async boundFor(replacedBytes: number): Promise<ByteBound | undefined> {
     const limit = this.options.maxSizeBytes;
-    if (limit <= 0) return;
-    if (bytes > limit) {
-      throw new StorageError('TOO_LARGE', `${bytes} bytes exceed the disk limit of ${limit} bytes`);
-    }
+    if (limit <= 0) return undefined;
     const { usage_bytes } = await this.currentUsage();
-    if (usage_bytes - replacedBytes + bytes > limit) {
-      throw new StorageError(
-        'NO_SPACE',
-        `disk is full: ${bytes} bytes do not fit, ${Math.max(0, limit - usage_bytes)} bytes free`,
-      );
-    }
+    const free = Math.max(0, limit - usage_bytes + replacedBytes);
+    return {
+      limitBytes: Math.min(limit, free),
+      refusal: (bytes) =>
+        bytes > limit
+          ? new StorageError('TOO_LARGE', `${bytes} bytes exceed the disk limit of ${limit} bytes`)
+          : new StorageError(
+              'NO_SPACE',
+              `disk is full: ${bytes} bytes do not fit, ${Math.max(0, limit - usage_bytes)} bytes free`,
+            ),
+    };
   }
 
   /** Absolute real path for `path` when it lies inside the root, following symlinks; else undefined. */
@@ -276,6 +286,15 @@ export class DiskFilesystem implements MountedFilesystem {
       }
     }
   }
+}
+
+/** A full device as the storage refusal it is (507); any other error as it was. */
+function asStorageError(error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new StorageError('NO_SPACE', `the disk is full (${code}); nothing was written`);
+  }
+  return error;
 }
 
 async function readPart(file: string, start: number, end: number): Promise<Buffer> {

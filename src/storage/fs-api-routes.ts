@@ -3,14 +3,13 @@ import { ApiError, limitInflatedBody } from '../http/index.js';
 import type { FileInfo } from './filesystem.js';
 import type { MountHooks } from './mount-hooks.js';
 import type { MountedFilesystem } from './mounted-filesystem.js';
-import { fileNotFound, writeFile } from './mount-routes.js';
+import { answerUpload, fileNotFound } from './mount-routes.js';
+import { passBodiesAsStreams } from './upload-body.js';
 import { decodeFilePath } from './path.js';
 import { serveFile } from './serve-file.js';
 
 export interface FsApiOptions {
   filesystems: readonly MountedFilesystem[];
-  /** Bound on an upload into each filesystem, bytes, by filesystem name. */
-  bodyLimitBytes: (filesystem: MountedFilesystem) => number;
   /** Bound on an upload's decoded size when it came compressed, bytes (`api.max_body_kbytes`). */
   inflatedLimitBytes: number;
   hooks: readonly MountHooks[];
@@ -33,8 +32,7 @@ const ORDERS = ['asc', 'desc'] as const;
  */
 export async function registerFsApiRoutes(v3: FastifyInstance, options: FsApiOptions): Promise<void> {
   await v3.register((scope, _options, done) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_r, body, done) => done(null, body));
+    passBodiesAsStreams(scope);
 
     scope.get('/fs', () =>
       options.filesystems.map((fs) => ({ name: fs.name, type: fs.name, mount: fs.mount })),
@@ -45,7 +43,6 @@ export async function registerFsApiRoutes(v3: FastifyInstance, options: FsApiOpt
       scope.get(base, (request) => listFiles(filesystem, request));
       scope.get(`${base}/*`, (request, reply) => readOne(filesystem, base, request, reply));
       const uploadOptions = {
-        bodyLimit: options.bodyLimitBytes(filesystem),
         preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
       };
       scope.put(`${base}/*`, uploadOptions, (request, reply) =>
@@ -134,13 +131,9 @@ async function writeOne(
   hooks: readonly MountHooks[],
 ): Promise<FastifyReply> {
   const path = filePathOf(request, base);
-  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const { created } = await writeFile(filesystem, path, body);
   const urlPath = (filesystem.mount === '/' ? '' : filesystem.mount) + path;
-  for (const hook of hooks)
-    hook.afterWrite?.({ request, reply, filesystem, path, urlPath, bytes: body.length, data: body });
-  void reply.header('content-location', request.url.split('?')[0] ?? '');
-  return created ? reply.code(201).type('text/plain; charset=utf-8').send('') : reply.code(204).send();
+  const contentLocation = request.url.split('?')[0] ?? '';
+  return answerUpload(request, reply, filesystem, { path, urlPath, contentLocation }, hooks);
 }
 
 async function deleteOne(

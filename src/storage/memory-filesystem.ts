@@ -2,6 +2,7 @@ import { StorageError } from './errors.js';
 import type { FileInfo, WriteListener } from './filesystem.js';
 import { compileGlob } from './glob.js';
 import type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
+import { readBounded, type ByteBound, type Upload, type UploadResult } from './upload.js';
 import { WriteListeners } from './write-listeners.js';
 
 export interface MemoryFilesystemOptions {
@@ -9,10 +10,18 @@ export interface MemoryFilesystemOptions {
   maxSizeBytes: number;
   /** Delete the oldest files to make room instead of refusing a write with 507. */
   purge: boolean;
+  /** Bound on one upload when `maxSizeBytes` is 0, bytes (default 1 GiB): the body is held in memory. */
+  unlimitedUploadBytes?: number;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
   onListenerError: (error: unknown) => void;
 }
+
+/**
+ * Ceiling of one upload when memfs has no limit, bytes. The body is held in memory while it
+ * arrives, so some bound is needed; 1 GiB is far above any HLS segment or recording chunk.
+ */
+const UNLIMITED_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 interface MemFile {
   /** The one copy of the content, in memory of its own size; served as views, never copied per request. */
@@ -78,6 +87,45 @@ export class MemoryFilesystem implements MountedFilesystem {
       body: (start, end) => file.data.subarray(start, end + 1),
       readAll: () => Promise.resolve(file.data),
     });
+  }
+
+  /**
+   * Reads `upload` into memory and stores it. What cannot fit is refused from its declared
+   * length before a byte is read, and at the byte that passes the bound otherwise: the file alone
+   * may not exceed the limit (`TOO_LARGE`), and without purging the free room (`NO_SPACE`). An
+   * unlimited memfs holds one upload to `unlimitedUploadBytes`.
+   */
+  async upload(path: string, upload: Upload): Promise<UploadResult> {
+    if (path.endsWith('/')) throw new StorageError('INVALID_PATH', `${path} is a directory`);
+    const data = await readBounded(upload, this.boundFor(path));
+    return { ...this.store(path, data), bytes: data.length, data };
+  }
+
+  /** The most an upload to `path` may hold now, and its refusal past that. */
+  private boundFor(path: string): ByteBound {
+    const limit = this.options.maxSizeBytes;
+    if (limit <= 0) {
+      const ceiling = this.options.unlimitedUploadBytes ?? UNLIMITED_UPLOAD_BYTES;
+      return {
+        limitBytes: ceiling,
+        refusal: (bytes) =>
+          new StorageError('TOO_LARGE', `${bytes} bytes exceed the upload ceiling of ${ceiling} bytes`),
+      };
+    }
+    const free = limit - this.usageBytes + (this.files.get(path)?.data.length ?? 0);
+    const tooLarge = (bytes: number): StorageError =>
+      new StorageError('TOO_LARGE', `${bytes} bytes exceed the memfs limit of ${limit} bytes`);
+    if (this.options.purge) return { limitBytes: limit, refusal: tooLarge };
+    return {
+      limitBytes: Math.min(limit, free),
+      refusal: (bytes) =>
+        bytes > limit
+          ? tooLarge(bytes)
+          : new StorageError(
+              'NO_SPACE',
+              `memfs is full: ${bytes} bytes do not fit, ${limit - this.usageBytes} bytes free`,
+            ),
+    };
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- async turns a throw of store() into a rejection

@@ -7,14 +7,14 @@ import type { MountHooks } from './mount-hooks.js';
 import type { MountedFilesystem } from './mounted-filesystem.js';
 import { decodeFilePath, pathLengthProblem } from './path.js';
 import { serveFile } from './serve-file.js';
+import { passBodiesAsStreams, uploadOf } from './upload-body.js';
+import type { Upload, UploadResult } from './upload.js';
 
 export interface MountOptions {
   disk: MountedFilesystem;
   mem: MountedFilesystem;
   /** The basic-auth check of writes into memfs; undefined when `storage.memory.auth.enable` is off. */
   memGate: BasicAuthGate | undefined;
-  /** Bound on a memfs upload, bytes (the memfs limit, or a fixed ceiling when unlimited). */
-  memBodyLimitBytes: number;
   /** Bound on an upload's decoded size when it came compressed, bytes (`api.max_body_kbytes`). */
   inflatedLimitBytes: number;
   /** URL prefixes that belong to the API; the disk mount leaves them to the 404/405 handling. */
@@ -29,12 +29,7 @@ export interface MountOptions {
  */
 export async function registerMounts(server: FastifyInstance, options: MountOptions): Promise<void> {
   await server.register((scope, _options, done) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: options.memBodyLimitBytes },
-      (_r, body, done) => done(null, body),
-    );
+    passBodiesAsStreams(scope);
 
     const { mem, disk, hooks } = options;
     const gate = options.memGate;
@@ -55,7 +50,6 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
     scope.route({
       method: ['PUT', 'POST', 'DELETE'],
       url: '/memfs/*',
-      bodyLimit: options.memBodyLimitBytes,
       preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
       onRequest: async (request) => {
         // Throws the 401 or 429 that the error handler answers.
@@ -134,12 +128,26 @@ async function writeToMount(
   hooks: readonly MountHooks[],
 ): Promise<FastifyReply> {
   const { path, urlPath } = filePathOf(request, prefix);
-  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const { created } = await writeFile(filesystem, path, body);
-  for (const hook of hooks)
-    hook.afterWrite?.({ request, reply, filesystem, path, urlPath, bytes: body.length, data: body });
-  void reply.header('content-location', urlPath);
-  return created ? reply.code(201).type('text/plain; charset=utf-8').send('') : reply.code(204).send();
+  return answerUpload(request, reply, filesystem, { path, urlPath, contentLocation: urlPath }, hooks);
+}
+
+/**
+ * Stores the request's body at `target.path` and answers 201 (new) or 204 (replaced), after the
+ * write hooks saw it.
+ */
+export async function answerUpload(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  filesystem: MountedFilesystem,
+  target: { path: string; urlPath: string; contentLocation: string },
+  hooks: readonly MountHooks[],
+): Promise<FastifyReply> {
+  const { path, urlPath } = target;
+  const result = await writeFile(filesystem, path, uploadOf(request));
+  const { bytes, data } = result;
+  for (const hook of hooks) hook.afterWrite?.({ request, reply, filesystem, path, urlPath, bytes, data });
+  void reply.header('content-location', target.contentLocation);
+  return result.created ? reply.code(201).type('text/plain; charset=utf-8').send('') : reply.code(204).send();
 }
 
 async function deleteFromMount(
@@ -156,15 +164,11 @@ async function deleteFromMount(
 }
 
 /** Writes through a filesystem, mapping its refusals to API errors (docs/storage.md#the-contract: 413, 507, 404; 409 below a file). */
-export async function writeFile(
-  filesystem: MountedFilesystem,
-  path: string,
-  body: Buffer,
-): Promise<{ created: boolean }> {
+async function writeFile(filesystem: MountedFilesystem, path: string, upload: Upload): Promise<UploadResult> {
   const tooLong = pathLengthProblem(path);
   if (tooLong !== undefined) throw new ApiError('BAD_REQUEST', tooLong);
   try {
-    return await filesystem.write(path, body);
+    return await filesystem.upload(path, upload);
   } catch (error) {
     // The disk root's own length counts towards PATH_MAX too.
     if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') {

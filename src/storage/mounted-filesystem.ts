@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { FileInfo, Filesystem } from './filesystem.js';
+import type { Upload, UploadResult } from './upload.js';
 
 /** A file ready to be served: its metadata and access to its bytes. */
 export interface ServedFile {
@@ -21,8 +22,9 @@ export interface MountedFilesystem extends Filesystem {
   /** The file at `path` (a clean path from `normalizeFilePath`), or undefined when there is none. */
   open(path: string): Promise<ServedFile | undefined>;
   /**
-   * Stores `data` at `path`, replacing an existing file. Resolves whether the file is new.
-   * Rejects with a `StorageError` when the limit forbids it or the path is not writable.
+   * Stores the body of `upload` at `path`, replacing an existing file. Rejects with a
+   * `StorageError` when the limit forbids it (from the declared length, before reading, when it
+   * can) or the path is not writable; the body is then left unread.
    */
-  write(path: string, data: Buffer): Promise<{ created: boolean }>;
+  upload(path: string, upload: Upload): Promise<UploadResult>;
 }

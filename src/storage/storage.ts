@@ -9,14 +9,7 @@ import { createFilesystems, type Filesystems } from './filesystems.js';
 import { registerFsApiRoutes } from './fs-api-routes.js';
 import { MemfsWriteGrants } from './memfs-write-grants.js';
 import type { MountHooks } from './mount-hooks.js';
-import type { MountedFilesystem } from './mounted-filesystem.js';
 import { registerMounts } from './mount-routes.js';
-
-/**
- * Ceiling of one upload when the target filesystem has no limit, bytes. A body is held in memory
- * while it arrives, so some bound is needed; 1 GiB is far above any HLS segment or recording chunk.
- */
-const UNLIMITED_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 /** URL prefixes the disk mount leaves alone: they belong to the API, the scrape endpoint and the dashboard. */
 const RESERVED_PREFIXES = ['/api', '/metrics', '/dashboard'];
@@ -47,10 +40,6 @@ export async function createStorage(
 ): Promise<Storage> {
   const filesystems = await createFilesystems(config, deps);
   const mountHooks: MountHooks[] = [];
-  const uploadLimit = (filesystem: MountedFilesystem): number => {
-    const limit = filesystem === filesystems.mem ? filesystems.mem.usageNow().limit_bytes : diskLimit(config);
-    return limit > 0 ? limit : UNLIMITED_UPLOAD_BYTES;
-  };
   const auth = config.storage.memory.auth;
   // Its own counts: failed memfs logins do not lock the API login, nor the reverse.
   const throttle = config.api.auth.throttle;
@@ -79,21 +68,15 @@ export async function createStorage(
         mem: filesystems.mem,
         memGate,
         inflatedLimitBytes: config.api.max_body_kbytes * 1024,
-        memBodyLimitBytes: uploadLimit(filesystems.mem),
         reservedPrefixes: RESERVED_PREFIXES,
         hooks: mountHooks,
       }),
     registerApi: (v3) =>
       registerFsApiRoutes(v3, {
         filesystems: [filesystems.disk, filesystems.mem],
-        bodyLimitBytes: uploadLimit,
         inflatedLimitBytes: config.api.max_body_kbytes * 1024,
         hooks: mountHooks,
       }),
     close: () => failureDelay.endAll(),
   };
-}
-
-function diskLimit(config: Config): number {
-  return config.storage.disk.max_size_mbytes * 1024 * 1024;
 }

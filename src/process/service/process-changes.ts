@@ -10,13 +10,13 @@ import {
   type ProcessConfig,
 } from '../config/index.js';
 import { ApiError } from '../../http/index.js';
-import { checkMetadataChange } from '../../metadata/index.js';
+import { checkMetadataChange, processOwner, type MetadataBudget } from '../../metadata/index.js';
 import type { ProcessStore } from '../store/index.js';
 import type { EntryFactory } from './entry-factory.js';
 import { KeyedLocks } from './locks.js';
 import type { ProcessEntry } from './process-entry.js';
 import type { ProcessTable } from './process-table.js';
-import { invalidConfig, maxProcessesError, readOrThrow } from './service-errors.js';
+import { invalidConfig, maxDefinedError, maxProcessesError, readOrThrow } from './service-errors.js';
 
 /** The commands of `PUT /api/v3/process/:id/command`. */
 export const COMMANDS = ['start', 'stop', 'restart', 'reload'] as const;
@@ -29,8 +29,12 @@ export interface ProcessChangesDeps {
   table: ProcessTable;
   factory: EntryFactory;
   db: ProcessStore;
-  /** `ffmpeg.max_processes`; 0 = no limit. */
+  /** `ffmpeg.max_processes` (running encoders); 0 = no limit. */
   maxProcesses: number;
+  /** `api.limits.max_processes` (defined processes). */
+  maxDefined: number;
+  /** `api.limits.max_metadata_bytes`, shared with the server-wide metadata. */
+  metadataBudget: MetadataBudget;
   /** The encoder access policy: why the encoder of `resolved` must not run (`written`: as given). */
   access: (resolved: ProcessConfig, written: ProcessConfig) => string[];
   /** The server-wide placeholder values as they are now. */
@@ -52,6 +56,8 @@ export interface ProcessChangesDeps {
  */
 export class ProcessChanges {
   private readonly locks = new KeyedLocks();
+  /** Creations under way (checked against `maxDefined`, not in the table yet). */
+  private creating = 0;
 
   constructor(private readonly deps: ProcessChangesDeps) {}
 
@@ -65,13 +71,13 @@ export class ProcessChanges {
     return this.locks.run(lockKeys([config.id], resolved), async () => {
       this.validate(config, resolved);
       if (table.has(config.id)) throw invalidConfig([`id: a process with id "${config.id}" already exists`]);
+      if (table.size + this.creating >= this.deps.maxDefined) throw maxDefinedError(this.deps.maxDefined);
       if (config.autostart) this.ensureSlot(config.id);
       const now = this.deps.nowSeconds();
-      const entry = await this.deps.factory.create(config, resolved, {
-        createdAt: now,
-        updatedAt: now,
-        metadata: {},
-      });
+      this.creating++;
+      const entry = await this.deps.factory
+        .create(config, resolved, { createdAt: now, updatedAt: now, metadata: {} })
+        .finally(() => this.creating--);
       this.settle(entry, values);
       if (config.autostart) entry.supervisor.setOrder('start');
       const unrelease = db.release(config.id);
@@ -134,10 +140,14 @@ export class ProcessChanges {
     const { table } = this.deps;
     await this.locks.run([id], async () => {
       const entry = table.require(id);
+      const budget = this.deps.metadataBudget;
+      const metadataBytes = budget.bytesOf(processOwner(id));
       table.delete(id);
+      budget.record(processOwner(id), 0);
       this.deps.changed();
       await this.deps.db.save(() => {
         table.set(entry);
+        budget.record(processOwner(id), metadataBytes);
         this.deps.changed();
       });
       await entry.supervisor.dispose();
@@ -177,17 +187,23 @@ export class ProcessChanges {
     return this.locks.run([id], async () => {
       const entry = this.deps.table.require(id);
       const metadata = entry.metadata;
-      const problems = checkMetadataChange(metadata, key, value);
+      const { problems, bytes } = checkMetadataChange(metadata, key, value);
       if (problems.length > 0) throw new ApiError('BAD_REQUEST', problems, { message: 'Invalid metadata' });
+      const budget = this.deps.metadataBudget;
+      const owner = processOwner(id);
+      budget.check(owner, bytes);
+      const bytesBefore = budget.bytesOf(owner);
       const had = Object.hasOwn(metadata, key);
       const previous = metadata[key];
       if (value === null) delete metadata[key];
       else metadata[key] = value;
       entry.metadataRevision++;
+      budget.record(owner, bytes);
       await this.deps.db.save(() => {
         if (had) metadata[key] = previous;
         else delete metadata[key];
         entry.metadataRevision++;
+        budget.record(owner, bytesBefore);
       });
       return value;
     });
@@ -224,11 +240,15 @@ export class ProcessChanges {
     table.delete(old.config.id);
     const unrelease = db.release(config.id);
     table.set(entry);
+    // Its metadata goes with it to its new id.
+    const budget = this.deps.metadataBudget;
+    budget.move(processOwner(old.config.id), processOwner(config.id));
     this.deps.changed();
     // The old process keeps running until the new config is saved; an update that cannot be
     // saved leaves it as it was.
     await db.save(() => {
       table.delete(config.id);
+      budget.move(processOwner(config.id), processOwner(old.config.id));
       unrelease();
       table.set(old);
       this.deps.changed();

@@ -9,6 +9,11 @@ import type { ProcessEntry } from './process-entry.js';
 export class ProcessTable {
   private readonly entries = new Map<string, ProcessEntry>();
 
+  /** How many processes are defined. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   has(id: string): boolean {
     return this.entries.has(id);
   }

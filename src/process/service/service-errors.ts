@@ -20,6 +20,14 @@ export function maxProcessesError(max: number): ApiError {
   );
 }
 
+export function maxDefinedError(max: number): ApiError {
+  return new ApiError(
+    'BAD_REQUEST',
+    `api.limits.max_processes: at most ${max} processes may be defined; delete one first`,
+    { message: 'Too many processes' },
+  );
+}
+
 export function shuttingDownError(): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', 'the server is shutting down');
 }

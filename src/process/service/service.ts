@@ -1,6 +1,13 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { ApiError } from '../../http/index.js';
+import {
+  MetadataBudget,
+  metadataBytes,
+  processOwner,
+  SYSTEM_OWNER,
+  type MetadataStore,
+} from '../../metadata/index.js';
 import type { Filesystem } from '../../storage/filesystem.js';
 import type { MemfsWriteGrants } from '../../storage/index.js';
 import {
@@ -70,6 +77,8 @@ export class ProcessService {
   /** Times any process entered each state since the server started (`ffmpeg_process`). */
   readonly stateEntries: StateCounts = zeroStateCounts();
   private readonly db: ProcessStore;
+  /** `api.limits.max_metadata_bytes`, shared by the processes' and the server's metadata. */
+  private readonly metadataBudget: MetadataBudget;
   private readonly factory: EntryFactory;
   private readonly changes: ProcessChanges;
   private readonly mask: CredentialMask;
@@ -118,11 +127,14 @@ export class ProcessService {
       onStateChange: (to) => this.stateEntries[to]++,
       mask: this.mask,
     });
+    this.metadataBudget = new MetadataBudget(deps.config.api.limits.max_metadata_bytes);
     this.changes = new ProcessChanges({
       table: this.table,
       factory: this.factory,
       db: this.db,
       maxProcesses: deps.config.ffmpeg.max_processes,
+      maxDefined: deps.config.api.limits.max_processes,
+      metadataBudget: this.metadataBudget,
       access: (resolved, written) => this.access.check(resolved, written),
       placeholders: () => this.placeholders(),
       nowSeconds: () => Math.floor(deps.now() / 1000),
@@ -249,11 +261,9 @@ export class ProcessService {
   }
 
   /** The server-wide metadata, stored in db.json beside the processes (`/api/v3/metadata`). */
-  get systemMetadata(): {
-    read(): Record<string, unknown>;
-    replace(next: Record<string, unknown>): Promise<void>;
-  } {
+  get systemMetadata(): MetadataStore {
     return {
+      budget: this.metadataBudget,
       read: () => this.db.systemMetadata(),
       replace: async (next) => {
         this.ensureOpen();
@@ -305,7 +315,9 @@ export class ProcessService {
       const entry = await this.factory.create(config, resolved.get(config.id) as ProcessConfig, stored);
       if (stored.order === 'start') entry.supervisor.setOrder('start');
       this.table.set(entry);
+      this.metadataBudget.record(processOwner(config.id), metadataBytes(entry.metadata));
     }
+    this.metadataBudget.record(SYSTEM_OWNER, metadataBytes(this.db.systemMetadata()));
   }
 
   private ensureOpen(): void {
