@@ -84,7 +84,7 @@ export class ProcessChanges {
       table.set(entry);
       this.deps.changed();
       // Stored before it runs: no encoder starts for a process the file does not hold.
-      await db.save(() => {
+      await db.save({ ids: [config.id] }, () => {
         table.delete(config.id);
         unrelease();
         this.deps.changed();
@@ -145,7 +145,7 @@ export class ProcessChanges {
       table.delete(id);
       budget.record(processOwner(id), 0);
       this.deps.changed();
-      await this.deps.db.save(() => {
+      await this.deps.db.save({ ids: [id] }, () => {
         table.set(entry);
         budget.record(processOwner(id), metadataBytes);
         this.deps.changed();
@@ -164,7 +164,7 @@ export class ProcessChanges {
       const after = command === 'stop' ? 'stop' : command === 'reload' ? before : 'start';
       if (command !== 'stop' && command !== 'reload' && !supervisor.occupiesSlot) this.ensureSlot(id);
       supervisor.setOrder(after);
-      await this.deps.db.save(() => supervisor.setOrder(before));
+      await this.deps.db.save({ entries: [id] }, () => supervisor.setOrder(before));
       switch (command) {
         case 'start':
           supervisor.start();
@@ -199,7 +199,7 @@ export class ProcessChanges {
       else metadata[key] = value;
       entry.metadataRevision++;
       budget.record(owner, bytes);
-      await this.deps.db.save(() => {
+      await this.deps.db.save({ metadataKey: { id, key } }, () => {
         if (had) metadata[key] = previous;
         else delete metadata[key];
         entry.metadataRevision++;
@@ -246,7 +246,7 @@ export class ProcessChanges {
     this.deps.changed();
     // The old process keeps running until the new config is saved; an update that cannot be
     // saved leaves it as it was.
-    await db.save(() => {
+    await db.save({ ids: [old.config.id, config.id] }, () => {
       table.delete(config.id);
       budget.move(processOwner(config.id), processOwner(old.config.id));
       unrelease();

@@ -18,7 +18,7 @@ import {
   type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
-import { ProcessStore } from '../store/index.js';
+import { ProcessStore, type ProcessRecord } from '../store/index.js';
 import {
   createCredentialMask,
   memfsSecrets,
@@ -107,15 +107,20 @@ export class ProcessService {
       configFile: deps.configFile,
       memfsUrl: () => this.values.memfs,
     });
-    this.db = new ProcessStore(deps.config.db.dir, deps.logger, () =>
-      [...this.table.all()].map((entry) => ({
-        config: entry.config,
-        createdAt: entry.createdAt,
-        updatedAt: entry.updatedAt,
-        order: entry.supervisor.order,
-        metadata: entry.metadata,
-      })),
-    );
+    const record = (entry: ProcessEntry): ProcessRecord => ({
+      config: entry.config,
+      createdAt: entry.createdAt,
+      updatedAt: entry.updatedAt,
+      order: entry.supervisor.order,
+      metadata: entry.metadata,
+    });
+    this.db = new ProcessStore(deps.config.db.dir, deps.logger, {
+      all: () => [...this.table.all()].map(record),
+      one: (id) => {
+        const entry = this.table.get(id);
+        return entry === undefined ? undefined : record(entry);
+      },
+    });
     this.housekeeping = new Housekeeping(this.table, deps.filesystems, deps.logger, deps.now);
     this.factory = new EntryFactory({
       ...deps,
@@ -192,6 +197,7 @@ export class ProcessService {
     await Promise.all(entries.map((entry) => entry.supervisor.dispose()));
     await this.housekeeping.purge(entries);
     await this.db.save();
+    await this.db.close();
     await this.factory.close();
   }
 
@@ -318,6 +324,7 @@ export class ProcessService {
       this.metadataBudget.record(processOwner(config.id), metadataBytes(entry.metadata));
     }
     this.metadataBudget.record(SYSTEM_OWNER, metadataBytes(this.db.systemMetadata()));
+    await this.db.settle();
   }
 
   private ensureOpen(): void {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from '../../persistence/atomic-write.js';
 import { isObject, type ProcessConfig } from '../config/index.js';
+import { replayJournal } from './journal-lines.js';
 import type { Order } from '../supervise/index.js';
 
 /**
@@ -49,21 +49,33 @@ export class DbFormatError extends Error {
   override name = 'DbFormatError';
 }
 
-/** Reads the db file; an absent file is an empty db, an unreadable one an error (never overwritten blindly). */
-export async function loadDb(file: string): Promise<DbContent> {
-  let text: string;
+/**
+ * Reads the db file and replays its journal over it (`journal`: the journal's text, see
+ * db-journal.ts); an absent file is an empty db, an unreadable one an error (never overwritten
+ * blindly).
+ */
+export async function loadDb(file: string, journal = ''): Promise<DbContent> {
+  let text: string | undefined;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-      return { processes: [], unreadable: [], system: {} };
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (error) {
-    throw new DbFormatError(`${file}: not valid JSON (${(error as Error).message})`);
+  if (text === undefined && journal === '') return { processes: [], unreadable: [], system: {} };
+  let data: unknown = { version: DB_VERSION, process: {}, metadata: { system: {}, process: {} } };
+  if (text !== undefined) {
+    try {
+      data = JSON.parse(text);
+    } catch (error) {
+      throw new DbFormatError(`${file}: not valid JSON (${(error as Error).message})`);
+    }
+  }
+  if (journal !== '' && isObject(data)) {
+    try {
+      replayJournal(data, journal, file);
+    } catch (error) {
+      throw new DbFormatError((error as Error).message);
+    }
   }
   return parseDb(data, file);
 }
@@ -162,6 +174,18 @@ export interface ProcessRecord {
   metadata: Record<string, unknown>;
 }
 
+/** The value at `process[<id>]` of the file for one process. */
+export function storeEntry(record: ProcessRecord): Record<string, unknown> {
+  return {
+    id: record.config.id,
+    reference: record.config.reference,
+    config: configToStore(record.config),
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+    order: record.order,
+  };
+}
+
 /** The whole file content for a set of processes, plus entries kept exactly as they were found. */
 export function serializeDb(
   records: ProcessRecord[],
@@ -176,55 +200,8 @@ export function serializeDb(
   }
   for (const record of [...records].sort((a, b) => a.config.id.localeCompare(b.config.id))) {
     const id = record.config.id;
-    process[id] = {
-      id,
-      reference: record.config.reference,
-      config: configToStore(record.config),
-      created_at: record.createdAt,
-      updated_at: record.updatedAt,
-      order: record.order,
-    };
+    process[id] = storeEntry(record);
     if (Object.keys(record.metadata).length > 0) metadata[id] = record.metadata;
   }
   return `${JSON.stringify({ version: DB_VERSION, process, metadata: { system, process: metadata } }, null, 2)}\n`;
-}
-
-/**
- * Writes the db file atomically, coalescing bursts: `save()` resolves once a write that started
- * after the call has completed, so the caller's change is on disk.
- *
- * All or nothing (issue 10 item 3): each change applied in memory hands `save` the step that
- * undoes it. When a write fails (the file cannot be rendered or written), the undo steps of every
- * change it carried run, newest first, before the next write renders, and each caller gets the
- * error: memory returns to what the file holds, and the next change works once the cause is gone.
- */
-export class DbWriter {
-  private chain: Promise<void> = Promise.resolve();
-  /** The write that has not started yet, and the undo steps of the changes it will carry. */
-  private pending: { done: Promise<void>; undos: (() => void)[] } | undefined;
-
-  constructor(
-    private readonly file: string,
-    private readonly render: () => string,
-  ) {}
-
-  save(undo?: () => void): Promise<void> {
-    if (this.pending === undefined) {
-      const batch: { done: Promise<void>; undos: (() => void)[] } = { done: Promise.resolve(), undos: [] };
-      batch.done = this.chain.then(async () => {
-        // Changes from now on belong to the next write.
-        if (this.pending === batch) this.pending = undefined;
-        try {
-          await writeFileAtomic(this.file, this.render());
-        } catch (error) {
-          for (const step of batch.undos.reverse()) step();
-          throw error;
-        }
-      });
-      this.chain = batch.done.catch(() => undefined);
-      this.pending = batch;
-    }
-    if (undo !== undefined) this.pending.undos.push(undo);
-    return this.pending.done;
-  }
 }

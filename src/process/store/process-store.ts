@@ -1,13 +1,16 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { readFile } from 'node:fs/promises';
 import {
-  DbWriter,
   loadDb,
   serializeDb,
+  storeEntry,
   type ProcessRecord,
   type StoredProcess,
   type VerbatimEntry,
 } from './db.js';
+import { DbJournal, type ChangedParts, type DbChange } from './db-journal.js';
+import type { JournalLine } from './journal-lines.js';
 import { readProcessConfig, type ProcessConfig } from '../config/index.js';
 import { saveError } from './save-error.js';
 
@@ -23,9 +26,18 @@ export interface LoadedProcess {
  * found, metadata included, never dropped), keeps the server-wide metadata, and writes the
  * current records after every change.
  */
+/** The processes as the store writes them: all of them, or one by id (undefined: deleted). */
+export interface ProcessRecords {
+  all(): ProcessRecord[];
+  one(id: string): ProcessRecord | undefined;
+}
+
 export class ProcessStore {
   private readonly file: string;
-  private readonly writer: DbWriter;
+  private readonly journalFile: string;
+  private readonly writer: DbJournal;
+  /** The journal held lines at start: the first save folds them into the file. */
+  private journalFound = false;
   private system: Record<string, unknown> = {};
   /** Entries the server cannot use, by their key in the file. */
   private readonly kept = new Map<string, VerbatimEntry>();
@@ -33,10 +45,24 @@ export class ProcessStore {
   constructor(
     dbDir: string,
     private readonly logger: Logger,
-    records: () => ProcessRecord[],
+    records: ProcessRecords,
   ) {
     this.file = join(dbDir, 'db.json');
-    this.writer = new DbWriter(this.file, () => serializeDb(records(), this.system, [...this.kept.values()]));
+    this.journalFile = join(dbDir, 'db.journal');
+    this.writer = new DbJournal(
+      this.file,
+      this.journalFile,
+      {
+        whole: () => serializeDb(records.all(), this.system, [...this.kept.values()]),
+        change: (parts) =>
+          JSON.stringify(journalLine(parts, parts.system ? this.system : undefined, records)),
+      },
+      (error) =>
+        this.logger.error(
+          { err: error, file: this.file },
+          'folding db.journal into db.json failed; the journal keeps the changes',
+        ),
+    );
   }
 
   /**
@@ -46,7 +72,13 @@ export class ProcessStore {
   async load(
     validate: (config: ProcessConfig, lookup: (id: string) => ProcessConfig | undefined) => string[],
   ): Promise<LoadedProcess[]> {
-    const content = await loadDb(this.file);
+    const journal = await readFile(this.journalFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return '';
+      throw error;
+    });
+    this.journalFound = journal !== '';
+    const content = await loadDb(this.file, journal);
+    await this.writer.measure();
     this.system = content.system;
     for (const entry of content.unreadable) {
       this.logger.error(
@@ -76,9 +108,9 @@ export class ProcessStore {
    * memory: it runs when the write fails (see `DbWriter`), and the caller gets a 500/507 that says
    * the change was not applied.
    */
-  async save(undo?: () => void): Promise<void> {
+  async save(change?: DbChange, undo?: () => void): Promise<void> {
     try {
-      await this.writer.save(undo);
+      await this.writer.save(change, undo);
     } catch (error) {
       this.logger.error({ err: error, file: this.file }, 'db write failed; the change was undone');
       throw saveError(error, this.file);
@@ -94,7 +126,22 @@ export class ProcessStore {
   async replaceSystemMetadata(next: Record<string, unknown>): Promise<void> {
     const previous = this.system;
     this.system = next;
-    await this.save(() => (this.system = previous));
+    await this.save({ system: true }, () => (this.system = previous));
+  }
+
+  /**
+   * After the loaded processes are in memory: a journal found at start (or a db.json of datarhei
+   * v16 beside one) is folded into a new db.json, so the file on disk is whole again.
+   */
+  async settle(): Promise<void> {
+    if (!this.journalFound) return;
+    await this.save();
+    this.journalFound = false;
+  }
+
+  /** Waits for the last write and closes the journal. */
+  close(): Promise<void> {
+    return this.writer.close();
   }
 
   /**
@@ -115,4 +162,37 @@ export class ProcessStore {
     );
     this.kept.set(stored.verbatim.key, stored.verbatim);
   }
+}
+
+/** The journal line of a change (with the server-wide metadata when given). */
+function journalLine(
+  parts: ChangedParts,
+  system: Record<string, unknown> | undefined,
+  records: ProcessRecords,
+): JournalLine {
+  const line: JournalLine = { process: {}, metadata: {}, keys: {} };
+  for (const [id, keys] of parts.metadataKeys) {
+    const metadata = records.one(id)?.metadata;
+    if (metadata === undefined) continue;
+    const values: Record<string, unknown> = {};
+    for (const key of keys) defineOwn(values, key, Object.hasOwn(metadata, key) ? metadata[key] : null);
+    defineOwn(line.keys!, id, values);
+  }
+  for (const id of parts.entries) {
+    const record = records.one(id);
+    if (record !== undefined && !parts.ids.has(id)) defineOwn(line.process!, id, storeEntry(record));
+  }
+  for (const id of parts.ids) {
+    const record = records.one(id);
+    defineOwn(line.process!, id, record === undefined ? null : storeEntry(record));
+    const metadata = record !== undefined && Object.keys(record.metadata).length > 0 ? record.metadata : null;
+    defineOwn(line.metadata!, id, metadata);
+  }
+  if (system !== undefined) line.system = system;
+  return line;
+}
+
+/** Sets `key` as an own property (an id such as `__proto__` must not reach the prototype). */
+function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
