@@ -18,13 +18,23 @@ const LINGER_MS = 1000;
  */
 export function closeAfterUnreadBodies(server: FastifyInstance): void {
   server.addHook('onSend', (request, reply, payload, done) => {
-    if (!request.raw.complete) {
+    if (!request.raw.complete && hasBody(request.raw)) {
       // Tells the client why the connection ends; Node half-closes it after the answer.
       void reply.header('connection', 'close');
       lingerAfterAnswer(request.raw);
     }
     done(null, payload);
   });
+}
+
+/**
+ * Whether the request announced a body. A request without one (a GET) can still be incomplete
+ * when its answer is sent (its end not yet consumed), and must keep Node's own handling: the
+ * lingering close would turn an answer that fails mid-stream into one that ends cleanly.
+ */
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 function lingerAfterAnswer(request: IncomingMessage): void {
