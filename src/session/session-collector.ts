@@ -22,7 +22,7 @@ export interface Session {
 }
 
 export interface SessionLimits {
-  /** Concurrent sessions (active and pending); 0 = unlimited. */
+  /** Concurrent active sessions (pending ones hold no slot); 0 = unlimited. */
   maxSessions: number;
   /** Egress, bit/s; 0 = unlimited. */
   maxTxBitrate: number;

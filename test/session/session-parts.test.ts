@@ -167,18 +167,33 @@ describe('SessionCollector', () => {
       limits: { maxSessions, maxTxBitrate, maxRxBitrate: 0 },
     });
 
-  it('counts pending sessions toward limits but not as active, and drops them after the pending timeout', () => {
+  it('holds no slot for pending sessions, only for active ones, and drops pending ones after their timeout', () => {
     const clock = { now: 1_000_000 };
     const collector = make(clock, 2);
-    collector.open({ id: 'a'.repeat(22), remote: 'r', local: '/l.m3u8', reference: 'l', active: false });
-    assert.equal(collector.stats().active, 0);
-    assert.equal(collector.limitExceeded(), undefined);
+    const first = collector.open({
+      id: 'a'.repeat(22),
+      remote: 'r',
+      local: '/l.m3u8',
+      reference: 'l',
+      active: false,
+    });
     collector.open({ id: 'b'.repeat(22), remote: 'r', local: '/l.m3u8', reference: 'l', active: false });
+    collector.open({ id: 'd'.repeat(22), remote: 'r', local: '/l.m3u8', reference: 'l', active: false });
+    assert.equal(collector.stats().active, 0);
+    assert.equal(collector.limitExceeded(), undefined, 'three pending viewers hold none of the two slots');
+    collector.touch(first, true);
+    const second = collector.open({
+      id: 'e'.repeat(22),
+      remote: 'r',
+      local: '/l.m3u8',
+      reference: 'l',
+      active: false,
+    });
+    collector.touch(second, true);
     assert.match(collector.limitExceeded() ?? '', /^sessions\.max_sessions: 2 of 2/);
     clock.now += 5_001;
     collector.sweep();
-    assert.equal(collector.limitExceeded(), undefined);
-    assert.equal(collector.stats().total, 0, 'a pending session never counts as a session');
+    assert.equal(collector.stats().total, 2, 'a pending session never counts as a session');
   });
 
   it('keeps totals growing while sessions are open and moves idle ones into the history', () => {
