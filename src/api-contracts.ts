@@ -2,6 +2,7 @@ import { AUTH_DOCS } from './auth/index.js';
 import { DASHBOARD_DOCS } from './dashboard/index.js';
 import { HTTP_DOCS, type ApiContracts } from './http/index.js';
 import { INGEST_DOCS } from './ingest/index.js';
+import { LOG_DOCS } from './log/index.js';
 import { METADATA_DOCS } from './metadata/index.js';
 import { METRICS_DOCS } from './monitor/index.js';
 import { PROCESS_DOCS, PROCESS_SCHEMAS } from './process/index.js';
@@ -24,6 +25,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...DASHBOARD_DOCS,
     ...INGEST_DOCS,
     ...METADATA_DOCS,
+    ...LOG_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

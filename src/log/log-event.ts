@@ -1,3 +1,5 @@
+import type { RawLogLine } from './contract.js';
+
 /**
  * One logged line in the terms of datarhei Core's log API: a time, a level, a component, a message
  * and the rest of the fields. Turns pino's JSON lines into the reference's two answers of
@@ -58,8 +60,8 @@ export function consoleLine(event: LogEvent): string {
 }
 
 /** The reference's raw form: the fields, with `ts` (RFC 3339), `component`, `message`, and `level`. */
-export function rawEvent(event: LogEvent): Record<string, unknown> {
-  const raw: Record<string, unknown> = { ...event.data, ts: new Date(event.time).toISOString() };
+export function rawEvent(event: LogEvent): RawLogLine {
+  const raw: RawLogLine = { ...event.data, ts: new Date(event.time).toISOString() };
   raw.component = event.component;
   raw.level = event.level;
   if (event.message !== '') raw.message = event.message;
