@@ -7,6 +7,7 @@ import { METADATA_DOCS } from './metadata/index.js';
 import { METRICS_DOCS } from './monitor/index.js';
 import { PROCESS_DOCS, PROCESS_SCHEMAS } from './process/index.js';
 import { SESSION_DOCS, SESSION_SCHEMAS } from './session/index.js';
+import { SKILLS_DOCS } from './skills/index.js';
 import { STORAGE_DOCS } from './storage/index.js';
 
 /**
@@ -26,6 +27,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...INGEST_DOCS,
     ...METADATA_DOCS,
     ...LOG_DOCS,
+    ...SKILLS_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

@@ -1,3 +1,4 @@
-export { SkillsService, emptySkills, type Skills, type SkillsDeps } from './skills.js';
-export { registerSkillsRoutes, SkillsSchema } from './routes.js';
+export { SkillsService, emptySkills, type SkillsDeps } from './skills.js';
+export { registerSkillsRoutes } from './routes.js';
 export { UNKNOWN_VERSION } from './parse-skills.js';
+export { SKILLS_DOCS, type Skills } from './contract.js';

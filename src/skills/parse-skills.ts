@@ -4,56 +4,17 @@
  * `GET /api/v3/skills`. Each takes the option's stdout; lines it does not recognise are skipped, so
  * a banner or a new legend line from another ffmpeg version costs nothing. Every list is an array.
  */
-
-export interface SkillsLibrary {
-  name: string;
-  compiled: string;
-  linked: string;
-}
-
-export interface FfmpegVersion {
-  /** Plain semver (`5.1.9` from Debian's `5.1.9-0+deb12u1`); `0.0.0` when it cannot be told. */
-  version: string;
-  compiler: string;
-  configuration: string;
-  libraries: SkillsLibrary[];
-}
-
-export interface SkillsItem {
-  id: string;
-  name: string;
-}
-
-export interface SkillsCodec extends SkillsItem {
-  encoders: string[];
-  decoders: string[];
-}
-
-export interface SkillsDevice extends SkillsItem {
-  /** The devices found for this device type; streamcore does not enumerate hardware (docs/compatibility.md). */
-  devices: { id: string; name: string; extra: string; media: string }[];
-}
-
-export interface CodecLists {
-  audio: SkillsCodec[];
-  video: SkillsCodec[];
-  subtitle: SkillsCodec[];
-}
-
-export interface FormatLists {
-  demuxers: SkillsItem[];
-  muxers: SkillsItem[];
-}
-
-export interface DeviceLists {
-  demuxers: SkillsDevice[];
-  muxers: SkillsDevice[];
-}
-
-export interface ProtocolLists {
-  input: SkillsItem[];
-  output: SkillsItem[];
-}
+import type {
+  CodecLists,
+  DeviceLists,
+  FfmpegVersion,
+  FormatLists,
+  ProtocolLists,
+  SkillsCodec,
+  SkillsDevice,
+  SkillsItem,
+  SkillsLibrary,
+} from './contract.js';
 
 /** The version a UI rejects with its own message ("doesn't support the available FFmpeg binary"). */
 export const UNKNOWN_VERSION = '0.0.0';
@@ -97,8 +58,8 @@ export function parseCodecs(text: string): CodecLists {
       id,
       name: rest.replace(CODER_LIST, '').trim(),
       // Without a list the codec's own coder has the codec's name.
-      decoders: decode === 'D' ? (named.decoders ?? [id]) : [],
       encoders: encode === 'E' ? (named.encoders ?? [id]) : [],
+      decoders: decode === 'D' ? (named.decoders ?? [id]) : [],
     };
     if (kind === 'V') lists.video.push(codec);
     else if (kind === 'A') lists.audio.push(codec);

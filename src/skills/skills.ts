@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { SpawnFn } from '../process/index.js';
+import type { Skills } from './contract.js';
 import {
   parseCodecs,
   parseDevices,
@@ -8,25 +9,8 @@ import {
   parseHwaccels,
   parseProtocols,
   parseVersion,
-  type CodecLists,
-  type DeviceLists,
-  type FfmpegVersion,
-  type FormatLists,
-  type ProtocolLists,
-  type SkillsItem,
 } from './parse-skills.js';
 import { runListing, type ListingOutput } from './run-listing.js';
-
-/** `GET /api/v3/skills`: what the configured ffmpeg can do (datarhei Core v16's shape). */
-export interface Skills {
-  ffmpeg: FfmpegVersion;
-  filter: SkillsItem[];
-  hwaccels: SkillsItem[];
-  codecs: CodecLists;
-  devices: DeviceLists;
-  formats: FormatLists;
-  protocols: ProtocolLists;
-}
 
 export interface SkillsDeps {
   binary: string;
@@ -89,13 +73,14 @@ export class SkillsService {
     const version = outputs[0]?.failure === undefined ? parseVersion(text(0)) : emptySkills().ffmpeg;
     if (failures.length > 0) logger.warn({ binary, failures }, 'ffmpeg skills: some listings failed');
     this.current = {
+      // In the schema's order (skills/contract.ts), the order of the reference's answer.
       ffmpeg: version,
-      codecs: parseCodecs(text(1)),
       filter: parseFilters(text(2)),
-      formats: parseFormats(text(3)),
-      devices: parseDevices(text(4)),
-      protocols: parseProtocols(text(5)),
       hwaccels: parseHwaccels(text(6)),
+      codecs: parseCodecs(text(1)),
+      devices: parseDevices(text(4)),
+      formats: parseFormats(text(3)),
+      protocols: parseProtocols(text(5)),
     };
     logger.info(
       {

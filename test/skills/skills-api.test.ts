@@ -65,6 +65,17 @@ describe('skills API with the real ffmpeg', () => {
     assert.ok(skills.formats.muxers.some((format) => format.id === 'hls'));
     assert.ok(skills.protocols.input.some((protocol) => protocol.id === 'rtmp'));
     assert.ok(skills.filter.length > 100);
+    // The fields in the reference's order (its Go structs'), as the wire always had them.
+    assert.deepEqual(Object.keys(skills), [
+      'ffmpeg',
+      'filter',
+      'hwaccels',
+      'codecs',
+      'devices',
+      'formats',
+      'protocols',
+    ]);
+    assert.deepEqual(Object.keys(skills.codecs.video[0] ?? {}), ['id', 'name', 'encoders', 'decoders']);
   });
 
   it('reload runs the binary again and answers the same skills', async () => {
