@@ -5,6 +5,7 @@ import { INGEST_DOCS } from './ingest/index.js';
 import { LOG_DOCS } from './log/index.js';
 import { METADATA_DOCS } from './metadata/index.js';
 import { METRICS_DOCS } from './monitor/index.js';
+import { PROBE_DOCS } from './probe/index.js';
 import { PROCESS_DOCS, PROCESS_SCHEMAS } from './process/index.js';
 import { SESSION_DOCS, SESSION_SCHEMAS } from './session/index.js';
 import { SKILLS_DOCS } from './skills/index.js';
@@ -28,6 +29,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...METADATA_DOCS,
     ...LOG_DOCS,
     ...SKILLS_DOCS,
+    ...PROBE_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

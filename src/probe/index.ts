@@ -1,2 +1,3 @@
-export { registerProbeRoutes, ProbeSchema, type ProbeSource, type ProbeOptions } from './routes.js';
-export { parseProbe, type ProbeStream } from './parse-probe.js';
+export { registerProbeRoutes, type ProbeSource, type ProbeOptions } from './routes.js';
+export { parseProbe } from './parse-probe.js';
+export { PROBE_DOCS, type ProbeStream } from './contract.js';

@@ -3,30 +3,7 @@
  * the streams of datarhei Core v16's probe answer (`api.ProbeIO`). Lines it does not know are
  * skipped; output sections are ignored (a probe has no outputs).
  */
-export interface ProbeStream {
-  url: string;
-  format: string;
-  /** Index of the input. */
-  index: number;
-  /** Index of the stream within the input. */
-  stream: number;
-  /** ISO 639-2 code; `und` when ffmpeg names none. */
-  language: string;
-  type: string;
-  codec: string;
-  /** Always `''`: the reference's text parser does not fill it either. */
-  coder: string;
-  bitrate_kbps: number;
-  /** The input's duration, 0 when unknown (live sources). */
-  duration_sec: number;
-  fps: number;
-  pix_fmt: string;
-  width: number;
-  height: number;
-  sampling_hz: number;
-  layout: string;
-  channels: number;
-}
+import type { ProbeStream } from './contract.js';
 
 const HEADER = /^(Input|Output) #(\d+), (.*?), (?:from|to) '(.*)':?$/;
 const DURATION = /^\s*Duration: (\d+):(\d+):(\d+)\.(\d+)/;
