@@ -10,6 +10,7 @@ import { PROCESS_DOCS, PROCESS_SCHEMAS } from './process/index.js';
 import { SESSION_DOCS, SESSION_SCHEMAS } from './session/index.js';
 import { SKILLS_DOCS } from './skills/index.js';
 import { STORAGE_DOCS } from './storage/index.js';
+import { WIDGET_DOCS } from './widget/index.js';
 
 /**
  * The API as the OpenAPI document shows it, collected from the domains' contracts: each domain
@@ -30,6 +31,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...LOG_DOCS,
     ...SKILLS_DOCS,
     ...PROBE_DOCS,
+    ...WIDGET_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

@@ -1,1 +1,2 @@
-export { registerWidgetRoutes, WidgetProcessSchema, type WidgetProcessSource } from './routes.js';
+export { registerWidgetRoutes, type WidgetProcessSource } from './routes.js';
+export { WIDGET_DOCS } from './contract.js';
