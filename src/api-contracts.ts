@@ -1,4 +1,5 @@
 import { AUTH_DOCS } from './auth/index.js';
+import { CONFIG_DOCS } from './config-api/index.js';
 import { DASHBOARD_DOCS } from './dashboard/index.js';
 import { HTTP_DOCS, type ApiContracts } from './http/index.js';
 import { INGEST_DOCS } from './ingest/index.js';
@@ -32,6 +33,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...SKILLS_DOCS,
     ...PROBE_DOCS,
     ...WIDGET_DOCS,
+    ...CONFIG_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

@@ -9,6 +9,7 @@ import {
 } from '../config/index.js';
 import { ApiError } from '../http/index.js';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
+import type { ConfigAnswer } from './contract.js';
 import { OWN_FILE_ONLY_FIELDS, V16_FIELDS } from './v16-fields.js';
 import { listenProblems } from './listen-check.js';
 import { openServerProblems } from './open-server.js';
@@ -21,16 +22,6 @@ export interface ConfigSource {
   env: NodeJS.ProcessEnv;
   /** Relative paths in the file are resolved against it. */
   cwd: string;
-}
-
-/** The answer of `GET /api/v3/config` (the reference's `api.Config`). */
-export interface ConfigAnswer {
-  created_at: string;
-  loaded_at: string;
-  updated_at: string;
-  config: Record<string, unknown>;
-  /** The reference's variable names of the keys an env var sets (a client shows them read-only). */
-  overrides: string[];
 }
 
 /**
