@@ -28,5 +28,4 @@ export { holdsVersion, strongEtag } from './etag.js';
 export { AddressList } from './address-list.js';
 export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';
 export { limitInflatedBody } from './inflate-limit.js';
-export { ErrorSchema, GUARDED_ERRORS } from './error-schema.js';
 export { isUnderPrefix } from './request-path.js';
