@@ -147,9 +147,23 @@ describe('process answers from cached fragments', () => {
       }
     };
 
-    for (let round = 0; round < 12; round++) {
+    // Compared again after each report of ffmpeg's (about one a second): progress, rates, usage moved.
+    let lastFrame = -1;
+    const ffmpegReportedAnew = async (): Promise<void> => {
+      lastFrame = await waitFor(
+        async () => {
+          const { frame } = (
+            await ok<{ progress: { frame: number } }>(server, 'GET', '/process/running/state')
+          ).progress;
+          return frame !== lastFrame ? frame : undefined;
+        },
+        15_000,
+        'a new progress report of ffmpeg',
+      );
+    };
+    for (let round = 0; round < 4; round++) {
       compareAll();
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await ffmpegReportedAnew();
     }
     // Changes that must show at once: a restart (history), an update (new config), metadata.
     await ok(server, 'PUT', '/process/running/command', { command: 'restart' });
@@ -158,9 +172,9 @@ describe('process answers from cached fragments', () => {
     compareAll();
     await ok(server, 'PUT', '/process/idle/metadata/note', 'changed');
     compareAll();
-    for (let round = 0; round < 12; round++) {
+    for (let round = 0; round < 4; round++) {
       compareAll();
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await ffmpegReportedAnew();
     }
     const report = reportView(service.entry('running'));
     assert.ok(report.history.length > 0, 'the restart left a run in the history');
