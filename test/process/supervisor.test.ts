@@ -16,6 +16,29 @@ import {
   type ProcessReport,
 } from './support.js';
 
+/** The report of `id` once it has run three times: the first run and two reconnects. */
+function afterTwoReconnects(server: TestServer, id: string): Promise<ProcessReport> {
+  return waitFor(
+    async () => {
+      const current = await getReport(server, id);
+      return current.history.length >= 2 ? current : undefined;
+    },
+    15_000,
+    `two reconnect attempts of ${id}`,
+  );
+}
+
+/** Asserts that the runs in `report` started at least `seconds` apart (Unix seconds). */
+function assertRunsApart(report: ProcessReport, seconds: number): void {
+  const runs = [...report.history.map((run) => run.created_at), report.created_at];
+  for (let i = 1; i < runs.length; i++) {
+    assert.ok(
+      (runs[i] as number) - (runs[i - 1] as number) >= seconds,
+      `attempts ${runs.join(', ')} are ${seconds} s apart`,
+    );
+  }
+}
+
 describe('supervision with the real ffmpeg', () => {
   let server: TestServer;
   before(async () => {
@@ -90,22 +113,9 @@ describe('supervision with the real ffmpeg', () => {
     );
     assert.equal(failed.order, 'start');
     const startedAt = Date.now();
-    const report = await waitFor(
-      async () => {
-        const current = await getReport(server, 'missing');
-        return current.history.length >= 2 ? current : undefined;
-      },
-      15_000,
-      'two reconnect attempts',
-    );
+    const report = await afterTwoReconnects(server, 'missing');
     const elapsed = Date.now() - startedAt;
-    const runs = [...report.history.map((run) => run.created_at), report.created_at];
-    for (let i = 1; i < runs.length; i++) {
-      assert.ok(
-        (runs[i] as number) - (runs[i - 1] as number) >= 2,
-        `attempts ${runs.join(', ')} are 2 s apart`,
-      );
-    }
+    assertRunsApart(report, 2);
     assert.ok(report.history.every((run) => run.exit_state === 'failed'));
     assert.ok(
       report.history.some((run) => run.log.some(([, line]) => line.includes('No such file or directory'))),
@@ -130,21 +140,11 @@ describe('supervision with the real ffmpeg', () => {
         autostart: true,
       }),
     );
-    const report = await waitFor(
-      async () => {
-        const current = await getReport(server, 'crashloop');
-        return current.history.length >= 2 ? current : undefined;
-      },
-      15_000,
-      'two reconnect attempts',
-    );
+    const report = await afterTwoReconnects(server, 'crashloop');
     const elapsed = Date.now() - startedAt;
     await ok(server, 'DELETE', '/process/crashloop');
-    // Runs a second apart at least, in Unix seconds (a busy loop would start many in one second).
-    const runs = [...report.history.map((run) => run.created_at), report.created_at];
-    for (let i = 1; i < runs.length; i++) {
-      assert.ok((runs[i] as number) - (runs[i - 1] as number) >= 1, `attempts ${runs.join(', ')}`);
-    }
+    // A busy loop would start many runs in one second.
+    assertRunsApart(report, 1);
     assert.ok(elapsed >= 2000, `three runs in ${elapsed} ms`);
   });
 
