@@ -4,7 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { PROCESS_PARTS, type ProcessPart } from '../../src/process/api/api-shapes.js';
-import { ListAnswers } from '../../src/process/api/list-answers.js';
+import { ListAnswers, type Schedule } from '../../src/process/api/list-answers.js';
 import {
   configBytesOf,
   processBytes,
@@ -18,7 +18,7 @@ import { ProcessConfig } from '../../src/process/config/index.js';
 import { processView, reportView, stateViewJson } from '../../src/process/api/views.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { call, lavfiProcess, ok, sleep, waitFor } from './support.js';
+import { call, lavfiProcess, ok, waitFor } from './support.js';
 
 /**
  * `wanted`, or a second after `previous` when `wanted` is less than a second after it: the list's
@@ -28,6 +28,38 @@ import { call, lavfiProcess, ok, sleep, waitFor } from './support.js';
  */
 function inAnotherSecond(previous: number, wanted: number): number {
   return wanted >= previous && wanted - previous < 1000 ? previous + 1000 : wanted;
+}
+
+/**
+ * Timers run by hand on a clock read with `now` and set with `setNow`: `passMs` moves the clock
+ * forward, stopping at each call that falls due to make it, in order of its time.
+ */
+function manualTimers(
+  now: () => number,
+  setNow: (ms: number) => void,
+): { schedule: Schedule; passMs: (ms: number) => void; pending: () => number } {
+  const due = new Set<{ atMs: number; fire: () => void }>();
+  return {
+    schedule: (fire, delayMs) => {
+      const call = { atMs: now() + delayMs, fire };
+      due.add(call);
+      return () => due.delete(call);
+    },
+    passMs: (ms) => {
+      const until = now() + ms;
+      for (;;) {
+        let next: { atMs: number; fire: () => void } | undefined;
+        for (const call of due)
+          if (call.atMs <= until && (next === undefined || call.atMs < next.atMs)) next = call;
+        if (next === undefined) break;
+        due.delete(next);
+        setNow(Math.max(now(), next.atMs));
+        next.fire();
+      }
+      setNow(until);
+    },
+    pending: () => due.size,
+  };
 }
 
 /** Every subset of the parts a client can ask for (`filter`), the empty one included. */
@@ -115,9 +147,23 @@ describe('process answers from cached fragments', () => {
       }
     };
 
-    for (let round = 0; round < 12; round++) {
+    // Compared again after each report of ffmpeg's (about one a second): progress, rates, usage moved.
+    let lastFrame = -1;
+    const ffmpegReportedAnew = async (): Promise<void> => {
+      lastFrame = await waitFor(
+        async () => {
+          const { frame } = (
+            await ok<{ progress: { frame: number } }>(server, 'GET', '/process/running/state')
+          ).progress;
+          return frame !== lastFrame ? frame : undefined;
+        },
+        15_000,
+        'a new progress report of ffmpeg',
+      );
+    };
+    for (let round = 0; round < 4; round++) {
       compareAll();
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await ffmpegReportedAnew();
     }
     // Changes that must show at once: a restart (history), an update (new config), metadata.
     await ok(server, 'PUT', '/process/running/command', { command: 'restart' });
@@ -126,9 +172,9 @@ describe('process answers from cached fragments', () => {
     compareAll();
     await ok(server, 'PUT', '/process/idle/metadata/note', 'changed');
     compareAll();
-    for (let round = 0; round < 12; round++) {
+    for (let round = 0; round < 4; round++) {
       compareAll();
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await ffmpegReportedAnew();
     }
     const report = reportView(service.entry('running'));
     assert.ok(report.history.length > 0, 'the restart left a run in the history');
@@ -180,28 +226,39 @@ describe('process answers from cached fragments', () => {
   it('answer a polled list ahead, not one asked once, and stop when the polling stops', async () => {
     const service = server.app.processes;
     const failures: unknown[] = [];
-    const answers = new ListAnswers(service, { minGzipBytes: 0, gzipPieces: 2, gzipLevel: 6 }, (error) =>
-      failures.push(error),
+    // The answers' rounds run on timers moved by hand with the clock the service and they share.
+    const timers = manualTimers(
+      () => clock,
+      (ms) => (clock = ms),
+    );
+    const answers = new ListAnswers(
+      service,
+      { minGzipBytes: 0, gzipPieces: 2, gzipLevel: 6 },
+      (error) => failures.push(error),
+      () => clock,
+      timers.schedule,
     );
     const all = { key: 'all', parts: new Set(PROCESS_PARTS), includes: () => true };
     const once = { key: 'once', parts: new Set<ProcessPart>(['state']), includes: () => true };
+    clock = inAnotherSecond(clock, Date.now());
     try {
       await answers.answer(once, true);
-      await sleep(1300);
+      timers.passMs(1300);
       assert.equal(answers.answeredAhead, 0, 'a question asked once is not answered ahead');
+      assert.equal(timers.pending(), 0, 'nor is a round scheduled for it');
       await answers.answer(all, true);
       await answers.answer(all, true);
-      await sleep(1300);
+      timers.passMs(1300);
       assert.ok(answers.answeredAhead >= 1, 'a polled question is answered ahead');
-      // What was answered ahead is what the list is now.
-      clock = inAnotherSecond(clock, Date.now());
+      // What was answered ahead (its states renewed within the last second) is what the list is now.
       const expected = processListBytes(service, service.sortedEntries(), all.parts).toString('utf8');
       assert.equal(gunzipSync((await answers.answer(all, true)).bytes).toString('utf8'), expected);
-      // No longer polled: after WARM_MS (2.5 s) it is no longer answered ahead.
-      await sleep(3000);
+      // No longer polled: after WARM_MS (2.5 s) it is no longer answered ahead, and no round is left.
+      timers.passMs(3000);
       const stopped = answers.answeredAhead;
-      await sleep(1300);
+      timers.passMs(10_000);
       assert.equal(answers.answeredAhead, stopped);
+      assert.equal(timers.pending(), 0, 'no round scheduled once nothing is polled');
       assert.deepEqual(failures, []);
     } finally {
       answers.close();

@@ -41,6 +41,16 @@ const ANSWER_AHEAD_EVERY_MS = 900;
  */
 const RENEW_AHEAD_AFTER_MS = LIST_STATE_MAX_AGE_MS - ANSWER_AHEAD_EVERY_MS - 50;
 
+/** Calls `fire` after `delayMs`; what it returns cancels the call if it is still pending. */
+export type Schedule = (fire: () => void, delayMs: number) => () => void;
+
+/** The real timer; an answer prepared ahead is never a reason to keep the process alive. */
+const unrefTimeout: Schedule = (fire, delayMs) => {
+  const timer = setTimeout(fire, delayMs);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
+
 interface KeptAnswer {
   readonly question: ListQuestion;
   readonly pieces: JsonPieces;
@@ -68,19 +78,22 @@ export class ListAnswers {
   private readonly kept = new Map<string, KeptAnswer>();
   // The list before compression, written into the same memory each time (scratch-buffer.ts).
   private readonly buffer = new ScratchBuffer();
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the pending round of answering ahead; undefined when none is pending. */
+  private cancelPending: (() => void) | undefined;
   private closed = false;
   private answeredAheadCount = 0;
 
   /**
    * @param reportError told about a failure while answering ahead, which no request would see
    *   (the next request builds its answer anew and meets the failure itself)
+   * @param schedule runs the rounds of answering ahead (tests move it with `wallClock`)
    */
   constructor(
     private readonly service: ProcessService,
     private readonly encoding: ListEncoding,
     private readonly reportError: (error: unknown) => void,
     private readonly wallClock: () => number = Date.now,
+    private readonly schedule: Schedule = unrefTimeout,
   ) {}
 
   /** Questions answered ahead of their requests so far (for tests and the curious). */
@@ -106,8 +119,8 @@ export class ListAnswers {
   /** Stops answering ahead (the server closes). */
   close(): void {
     this.closed = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelPending?.();
+    this.cancelPending = undefined;
     this.kept.clear();
   }
 
@@ -149,9 +162,9 @@ export class ListAnswers {
   }
 
   private scheduleRebuild(delayMs: number): void {
-    if (this.timer !== undefined || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
+    if (this.cancelPending !== undefined || this.closed) return;
+    this.cancelPending = this.schedule(() => {
+      this.cancelPending = undefined;
       try {
         this.rebuild();
       } catch (error) {
@@ -159,8 +172,6 @@ export class ListAnswers {
         this.reportError(error);
       }
     }, delayMs);
-    // An answer prepared ahead is never a reason to keep the process alive.
-    this.timer.unref();
   }
 
   /** Answers the polled questions again with their states renewed; forgets the unasked ones. */
