@@ -23,10 +23,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { pino } from 'pino';
-import { MetricHistory } from '../src/monitor/history/index.js';
 import { SampleBatch } from '../src/monitor/store/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../src/monitor/store/store.js';
+import { defaultHistory, processSeriesStore } from './history-workload.js';
 
 const TICK_SERIES = Number(process.env.BENCH_TICK_SERIES ?? 10_000);
 const WINDOW_SEC = 6 * 3600;
@@ -43,19 +41,8 @@ type Settling = { settled?: () => Promise<void> };
 
 async function run(): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'tick-bench-'));
-  const history = new MetricHistory({
-    dir,
-    minuteRetentionDays: 7,
-    hourRetentionDays: 400,
-    maxSizeBytes: 0,
-    logger: pino({ level: 'silent' }),
-  });
-  await history.load();
-  const store = new MetricStore(150);
-  const metric = METRIC_INDEX.get('restream_process')!;
-  const ids = Array.from({ length: TICK_SERIES }, (_, i) =>
-    store.intern(metric, [`p${Math.floor(i / 15)}`, 'running', 'start', `v${i % 15}`]),
-  );
+  const history = await defaultHistory(dir);
+  const { store, ids } = processSeriesStore(TICK_SERIES);
   const batch = new SampleBatch();
   const ticks: number[] = [];
   let sealTick = 0;

@@ -3,9 +3,11 @@
  * processes (docs/processes.md#metrics-of-processes), which make up most series of a server (host, filesystem and session
  * metrics are a few dozen), stepped deterministically so that runs are comparable.
  */
+import { pino } from 'pino';
+import { MetricHistory } from '../src/monitor/history/index.js';
 import { describeSeries, type SeriesInfo } from '../src/monitor/history/series-kind.js';
 import type { LoggedPoint } from '../src/monitor/history/window-log.js';
-import { METRIC_INDEX } from '../src/monitor/store/store.js';
+import { METRIC_INDEX, MetricStore } from '../src/monitor/store/store.js';
 
 /** A deterministic pseudo-random source (the runs must be comparable). */
 function random(seed: number): () => number {
@@ -106,4 +108,27 @@ export function workload(count: number, stepSec = 60): Workload {
       });
     },
   };
+}
+
+/** A loaded history in `dir` with the server's default retentions and no size cap, silent. */
+export async function defaultHistory(dir: string): Promise<MetricHistory> {
+  const history = new MetricHistory({
+    dir,
+    minuteRetentionDays: 7,
+    hourRetentionDays: 400,
+    maxSizeBytes: 0,
+    logger: pino({ level: 'silent' }),
+  });
+  await history.load();
+  return history;
+}
+
+/** A store holding `count` `restream_process` series, 15 per process, and their ids. */
+export function processSeriesStore(count: number): { store: MetricStore; ids: number[] } {
+  const store = new MetricStore(150);
+  const metric = METRIC_INDEX.get('restream_process')!;
+  const ids = Array.from({ length: count }, (_, i) =>
+    store.intern(metric, [`p${Math.floor(i / 15)}`, 'running', 'start', `v${i % 15}`]),
+  );
+  return { store, ids };
 }

@@ -41,12 +41,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { MetricHistory } from '../src/monitor/history/index.js';
 import { SampleBatch } from '../src/monitor/store/sample-batch.js';
-import { METRIC_INDEX, MetricStore } from '../src/monitor/store/store.js';
 import { chunkEngine, jsonEngine, sqliteEngine, type BenchEngine } from './history-engines.js';
-import { workload } from './history-workload.js';
+import { defaultHistory, processSeriesStore, workload } from './history-workload.js';
 
 const DISK_SERIES = Number(process.env.BENCH_DISK_SERIES ?? 210);
 const QUERY_SERIES = 210;
@@ -146,19 +143,8 @@ async function tickPhase(): Promise<void> {
   console.log(`\n2. Write cost, ${TICK_SERIES} series`);
   const dir = mkdtempSync(join(tmpdir(), 'history-bench-'));
   try {
-    const history = new MetricHistory({
-      dir,
-      minuteRetentionDays: 7,
-      hourRetentionDays: 400,
-      maxSizeBytes: 0,
-      logger: pino({ level: 'silent' }),
-    });
-    await history.load();
-    const store = new MetricStore(150);
-    const metric = METRIC_INDEX.get('restream_process')!;
-    const ids = Array.from({ length: TICK_SERIES }, (_, i) =>
-      store.intern(metric, [`p${Math.floor(i / 15)}`, 'running', 'start', `v${i % 15}`]),
-    );
+    const history = await defaultHistory(dir);
+    const { store, ids } = processSeriesStore(TICK_SERIES);
     const plain: { wall: number; cpu: number }[] = [];
     const flushing: { wall: number; cpu: number }[] = [];
     const batch = new SampleBatch();
