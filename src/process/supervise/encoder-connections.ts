@@ -52,10 +52,10 @@ export class EncoderConnections {
     );
     const sockets = new Set(tables.flatMap((table) => socketInodes(table, remotePort, localPort)));
     if (sockets.size === 0) return false;
-    for (const pid of pids) {
-      if (await holdsAnySocket(this.deps.procRoot, pid, sockets)) return true;
-    }
-    return false;
+    // The descriptors of every encoder at once: one after the other, a local client that is not
+    // an encoder (a proxy, a scraper) waited for each encoder's round trips to the thread pool.
+    const held = await Promise.all([...pids].map((pid) => holdsAnySocket(this.deps.procRoot, pid, sockets)));
+    return held.includes(true);
   }
 }
 
@@ -84,12 +84,11 @@ function portOf(endpoint: string): number {
 async function holdsAnySocket(procRoot: string, pid: number, inodes: ReadonlySet<string>): Promise<boolean> {
   const dir = join(procRoot, String(pid), 'fd');
   const fds = await readdir(dir).catch(() => [] as string[]);
-  for (const fd of fds) {
-    const target = await readlink(join(dir, fd)).catch(() => '');
+  const targets = await Promise.all(fds.map((fd) => readlink(join(dir, fd)).catch(() => '')));
+  return targets.some((target) => {
     const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-    if (inode !== undefined && inodes.has(inode)) return true;
-  }
-  return false;
+    return inode !== undefined && inodes.has(inode);
+  });
 }
 
 /** A loopback address or one of this machine's interface addresses (IPv4-mapped ones too). */
