@@ -41,6 +41,8 @@ interface Usage {
  * The disk filesystem (`disk`, metric name `diskfs`, mounted at `/`). Every access resolves the
  * real path (symlinks followed) and refuses anything outside the real root, so a symlink placed
  * in the tree cannot expose the rest of the machine. Listing and usage skip symlinks.
+ * Just past 300 lines: every operation goes through the same real-root checks (`resolveInside`,
+ * `makeParent`) and keeps the cached usage true; the copy of an upload is upload.ts's.
  */
 export class DiskFilesystem implements MountedFilesystem {
   readonly name = 'disk';

@@ -37,6 +37,10 @@ const IDLE_SLOT_SEC = 2 * MINUTE_SEC;
  * The tick never waits on the disk: a finished step is queued (`DiskQueue`, one file operation at
  * a time, in order) and answers queries from memory until its tier holds it (docs/history.md, The
  * event loop and the disk). `settled()` waits for the queue; `close()` flushes it.
+ *
+ * About 360 lines because reading and writing share the one pair of tiers and the in-memory steps
+ * not yet on disk: a read must see a queued step until its tier holds it, so both sides stay here;
+ * the tiers' files, the queue and the aggregates are modules of their own.
  */
 export class MetricHistory {
   readonly minute: Tier;

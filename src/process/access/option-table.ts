@@ -5,6 +5,9 @@
  * Why arity matters: ffmpeg takes any token that is neither an option nor an option's value as an
  * output address, so a bare `/outside/x` among the options writes a file. The scanner must know
  * which options take no value; every other option takes exactly one.
+ *
+ * Past 300 lines because it is data: one table per way an option is used, each read by the
+ * scanner (option-check.ts) and nothing else; split by table, every reader would import them all.
  */
 
 /** ffmpeg options that take no value (also accepted with a `no` prefix, e.g. `-nostdin`). */
