@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system tools the tests use: ffmpeg (encoder processes), prometheus (the scrape test),
 # chromium (the dashboard's browser tests, driven by playwright-core), bubblewrap (the encoder
-# sandbox, docs/security.md), and libsrt's headers with a C++ toolchain and pkg-config (the SRT
-# ingest addon that `npm ci` builds, docs/ingest.md).
+# sandbox, docs/security.md), libsrt's headers with a C++ toolchain and pkg-config (the SRT
+# ingest addon that `npm ci` builds, docs/ingest.md), pebble with pebble-challtestsrv (a real ACME
+# server for the certificate tests, docs/tls.md) and etcd (the cluster tests, docs/cluster.md).
 # All come from Debian's archive; nothing else is downloaded.
 set -euo pipefail
 missing=()
@@ -15,6 +16,9 @@ command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 pkg-config --exists srt 2>/dev/null || missing+=(libsrt-openssl-dev)
+command -v pebble >/dev/null 2>&1 || missing+=(pebble)
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
