@@ -244,4 +244,15 @@ export const KEYS: readonly ConfigKey[] = [
     max: 1_000_000,
     why: 'each session is kept in memory; 0 means no limit',
   }),
+  key('cluster.enable', 'CORE_CLUSTER_ENABLE', 'bool'),
+  key('cluster.etcd.endpoints', 'CORE_CLUSTER_ETCD_ENDPOINTS', 'list'),
+  key('cluster.etcd.username', 'CORE_CLUSTER_ETCD_USERNAME', 'string'),
+  key('cluster.etcd.password', 'CORE_CLUSTER_ETCD_PASSWORD', 'string', true),
+  key('cluster.node_id', 'CORE_CLUSTER_NODE_ID', 'string'),
+  key('cluster.advertise_address', 'CORE_CLUSTER_ADVERTISE_ADDRESS', 'string'),
+  int('cluster.lease_ttl_sec', 'CORE_CLUSTER_LEASE_TTL_SEC', {
+    min: 2,
+    max: 60,
+    why: 'the time a dead node keeps its processes',
+  }),
 ];

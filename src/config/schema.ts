@@ -167,6 +167,22 @@ export interface Config {
     max_bitrate_mbit: number;
     max_sessions: number;
   };
+  /** Several streamcore nodes coordinated through etcd (docs/cluster.md); off: a single node, no etcd. */
+  cluster: {
+    enable: boolean;
+    etcd: {
+      /** Client URLs of the etcd members (`http://host:2379`). */
+      endpoints: string[];
+      username: string;
+      password: string;
+    };
+    /** This node's id in the cluster; '' = the instance `id`. */
+    node_id: string;
+    /** Base URL at which other nodes and clients reach this node's API; '' = the address it listens on. */
+    advertise_address: string;
+    /** Seconds a node's registration outlives its last renewal; its processes move after it. */
+    lease_ttl_sec: number;
+  };
 }
 
 /** Built-in defaults (docs/configuration.md#keys). Generated values (`id`, `name`, secrets) are filled by the loader. */
@@ -253,6 +269,13 @@ export function defaultConfig(): Config {
       persist_interval_sec: 300,
       max_bitrate_mbit: 0,
       max_sessions: 0,
+    },
+    cluster: {
+      enable: false,
+      etcd: { endpoints: [], username: '', password: '' },
+      node_id: '',
+      advertise_address: '',
+      lease_ttl_sec: 5,
     },
   };
 }

@@ -14,5 +14,6 @@ export function configSecrets(config: Config): string[] {
     memory.password,
     prometheus.bearer_token,
     prometheus.password,
+    config.cluster.etcd.password,
   ].filter((secret) => secret !== '');
 }
