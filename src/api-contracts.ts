@@ -1,4 +1,5 @@
 import { AUTH_DOCS } from './auth/index.js';
+import { CLUSTER_DOCS } from './cluster/index.js';
 import { CONFIG_DOCS } from './config-api/index.js';
 import { DASHBOARD_DOCS } from './dashboard/index.js';
 import { HTTP_DOCS, type ApiContracts } from './http/index.js';
@@ -34,6 +35,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...PROBE_DOCS,
     ...WIDGET_DOCS,
     ...CONFIG_DOCS,
+    ...CLUSTER_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

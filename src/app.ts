@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { createAuth } from './auth/index.js';
+import { Cluster } from './cluster/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
@@ -183,10 +184,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // that a restart stops any that survived (a stopped one) before it starts its own (issue 10).
   await encoders.stopSurvivors();
   const encoderSpawn = await spawnForEncoders;
+  // In a cluster etcd keeps the processes and the node runs encoders only under its lease (docs/cluster.md).
+  const cluster = config.cluster.enable
+    ? new Cluster({ config, logger: deps.logger, now, fetch: deps.fetch ?? fetch })
+    : undefined;
   const processes = await ProcessService.create({
     config,
     logger: deps.logger,
-    spawn: encoders.wrap(encoderSpawn),
+    spawn: cluster?.gate(encoders.wrap(encoderSpawn)) ?? encoders.wrap(encoderSpawn),
+    store: cluster?.storeFor,
     now,
     procRoot: deps.procRoot ?? '/proc',
     cpus: availableParallelism(),
@@ -202,6 +208,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   lifecycle.onListen((baseUrl) => processes.start(baseUrl));
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
   lifecycle.onShutdown(() => processes.shutdown());
+  if (cluster !== undefined) {
+    cluster.attach(processes);
+    lifecycle.onListen((baseUrl) => cluster.start(baseUrl));
+    // Runs before the processes' shutdown: stops the encoders, then lets the cluster move them.
+    lifecycle.onShutdown(() => cluster.close());
+    cluster.registerForwarding(server);
+  }
 
   // --- config: /api/v3/config in the v16 layout; a reload applies what it can while running ---
   // Every secret the server has held stays masked in its log, lines from before a reload too.
@@ -244,6 +257,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       registerSkillsRoutes(v3, skills);
       registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => [...heldSecrets]);
       if (configStore !== undefined) registerConfigRoutes(v3, configStore);
+      cluster?.registerApi(v3);
     },
     { prefix: '/api/v3' },
   );

@@ -275,7 +275,7 @@ export function defaultConfig(): Config {
       etcd: { endpoints: [], username: '', password: '' },
       node_id: '',
       advertise_address: '',
-      lease_ttl_sec: 5,
+      lease_ttl_sec: 10,
     },
   };
 }

@@ -4,3 +4,11 @@ export { createEncoderSpawn, ProcessService, type ProcessServiceDeps } from './s
 export { memfsUrl, type PlaceholderTemplate } from './config/index.js';
 export type { SpawnFn } from './supervise/index.js';
 export { EncoderConnections, EncoderRegistry } from './supervise/index.js';
+export {
+  type DbChange,
+  type LoadedProcess,
+  type ProcessRecord,
+  type ProcessRecords,
+  type ProcessStoreBackend,
+} from './store/index.js';
+export { configToPlain, readProcessConfig, type ProcessConfig } from './config/index.js';

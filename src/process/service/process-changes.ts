@@ -10,8 +10,13 @@ import {
   type ProcessConfig,
 } from '../config/index.js';
 import { ApiError } from '../../http/index.js';
-import { checkMetadataChange, processOwner, type MetadataBudget } from '../../metadata/index.js';
-import type { ProcessStore } from '../store/index.js';
+import {
+  checkMetadataChange,
+  metadataBytes,
+  processOwner,
+  type MetadataBudget,
+} from '../../metadata/index.js';
+import type { ProcessRecord, ProcessStoreBackend } from '../store/index.js';
 import type { EntryFactory } from './entry-factory.js';
 import { KeyedLocks } from './locks.js';
 import type { ProcessEntry } from './process-entry.js';
@@ -28,7 +33,7 @@ const MAX_LOCK_ATTEMPTS = 3;
 export interface ProcessChangesDeps {
   table: ProcessTable;
   factory: EntryFactory;
-  db: ProcessStore;
+  db: ProcessStoreBackend;
   /** `ffmpeg.max_processes` (running encoders); 0 = no limit. */
   maxProcesses: number;
   /** `api.limits.max_processes` (defined processes). */
@@ -206,6 +211,47 @@ export class ProcessChanges {
         budget.record(owner, bytesBefore);
       });
       return value;
+    });
+  }
+
+  /**
+   * Takes over a process kept elsewhere (a cluster moved it here): it joins the table as stored,
+   * nothing is written, and it starts when its order says so. Replaces this node's copy, if any.
+   */
+  async adopt(record: ProcessRecord): Promise<void> {
+    const id = record.config.id;
+    await this.locks.run([id], async () => {
+      const values = this.deps.placeholders();
+      const resolved = resolveConfig(record.config, values);
+      const entry = await this.deps.factory.create(record.config, resolved, {
+        createdAt: record.createdAt,
+        updatedAt: record.updatedAt,
+        metadata: record.metadata,
+      });
+      this.settle(entry, values);
+      entry.supervisor.setOrder(record.order);
+      const old = this.deps.table.get(id);
+      this.deps.table.set(entry);
+      this.deps.metadataBudget.record(processOwner(id), metadataBytes(record.metadata));
+      this.deps.changed();
+      if (old !== undefined) await old.supervisor.dispose();
+      if (record.order === 'start' && !this.deps.table.slotsFull(id, this.deps.maxProcesses))
+        entry.supervisor.start();
+    });
+  }
+
+  /**
+   * Lets go of a process without touching the store (a cluster moved it away, or this node lost
+   * its lease): its encoder is stopped before this resolves; its files stay.
+   */
+  async detach(id: string): Promise<void> {
+    await this.locks.run([id], async () => {
+      const entry = this.deps.table.get(id);
+      if (entry === undefined) return;
+      this.deps.table.delete(id);
+      this.deps.metadataBudget.record(processOwner(id), 0);
+      this.deps.changed();
+      await entry.supervisor.dispose();
     });
   }
 

@@ -18,7 +18,12 @@ import {
   type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
-import { ProcessStore, type ProcessRecord } from '../store/index.js';
+import {
+  ProcessStore,
+  type ProcessRecord,
+  type ProcessRecords,
+  type ProcessStoreBackend,
+} from '../store/index.js';
 import {
   createCredentialMask,
   memfsSecrets,
@@ -59,6 +64,8 @@ export interface ProcessServiceDeps {
   configFile?: string;
   /** Issues each encoder run its memfs write credential; undefined when memfs writes need none. */
   memfsGrants?: MemfsWriteGrants;
+  /** Where the processes are kept; default `<db.dir>/db.json` (a cluster gives its etcd store). */
+  store?: (records: ProcessRecords) => ProcessStoreBackend;
 }
 
 /**
@@ -76,7 +83,7 @@ export class ProcessService {
   readonly inputReadMeter = this.traffic.inputReadMeter;
   /** Times any process entered each state since the server started (`ffmpeg_process`). */
   readonly stateEntries: StateCounts = zeroStateCounts();
-  private readonly db: ProcessStore;
+  private readonly db: ProcessStoreBackend;
   /** `api.limits.max_metadata_bytes`, shared by the processes' and the server's metadata. */
   private readonly metadataBudget: MetadataBudget;
   private readonly factory: EntryFactory;
@@ -114,13 +121,14 @@ export class ProcessService {
       order: entry.supervisor.order,
       metadata: entry.metadata,
     });
-    this.db = new ProcessStore(deps.config.db.dir, deps.logger, {
+    const records: ProcessRecords = {
       all: () => [...this.table.all()].map(record),
       one: (id) => {
         const entry = this.table.get(id);
         return entry === undefined ? undefined : record(entry);
       },
-    });
+    };
+    this.db = deps.store?.(records) ?? new ProcessStore(deps.config.db.dir, deps.logger, records);
     this.housekeeping = new Housekeeping(this.table, deps.filesystems, deps.logger, deps.now);
     this.factory = new EntryFactory({
       ...deps,
@@ -258,6 +266,17 @@ export class ProcessService {
   runCommand(id: string, command: Command): Promise<void> {
     this.ensureOpen();
     return this.changes.runCommand(id, command);
+  }
+
+  /** Takes over a process kept elsewhere, as stored (docs/cluster.md); writes nothing. */
+  adopt(record: ProcessRecord): Promise<void> {
+    this.ensureOpen();
+    return this.changes.adopt(record);
+  }
+
+  /** Stops and forgets a process without writing (docs/cluster.md); unknown ids are ignored. */
+  detach(id: string): Promise<void> {
+    return this.changes.detach(id);
   }
 
   /** Sets one metadata key; `null` deletes it. Returns what is stored now. */

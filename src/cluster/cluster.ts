@@ -1,0 +1,231 @@
+import { spawn as spawnChild } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { ApiError } from '../http/index.js';
+import type { ProcessRecords, ProcessService, SpawnFn } from '../process/index.js';
+import { EtcdClient, EtcdUnavailable } from './etcd-client.js';
+import { EtcdProcessStore } from './etcd-process-store.js';
+import { Fence } from './fence.js';
+import { registerForwarding } from './forward.js';
+import { keys } from './keys.js';
+import { elect, leadOnce } from './leader.js';
+import { reconcile } from './reconcile.js';
+import { MachineLoad } from './resources.js';
+import { registerClusterRoutes } from './routes.js';
+import { NodeSession } from './session.js';
+import { ClusterView } from './view.js';
+import { startWatchdog } from './watchdog.js';
+
+/** How often the lease is renewed, and the picture of the cluster read, ms. */
+const RENEW_MS = 1000;
+const READ_MS = 500;
+const FENCE_CHECK_MS = 100;
+/** The watchdog kills this long before etcd could expire the lease (clock rates, a slow kill). */
+const KILL_MARGIN_MS = 1000;
+/** The server stops its encoders itself this long before the watchdog would. */
+const STOP_AHEAD_MS = 1500;
+
+export interface ClusterDeps {
+  config: Config;
+  logger: Logger;
+  now: () => number;
+  fetch: typeof fetch;
+}
+
+/**
+ * One node of a streamcore cluster (docs/cluster.md): its membership and fence, the picture of
+ * the cluster it reads from etcd, the store the process service writes through, the leader's
+ * work when it is the leader, and the routes. Built before the process service (which takes its
+ * store and its spawn gate), attached to it, started once the server listens.
+ */
+export class Cluster {
+  readonly nodeId: string;
+  private readonly etcd: EtcdClient;
+  private readonly view: ClusterView;
+  private readonly fence: Fence;
+  private readonly session: NodeSession;
+  private readonly load = new MachineLoad();
+  private store: EtcdProcessStore | undefined;
+  private service: ProcessService | undefined;
+  private address = '';
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly busy = new Set<string>();
+  private lastError = '';
+  private closed = false;
+
+  constructor(private readonly deps: ClusterDeps) {
+    const { cluster } = deps.config;
+    this.nodeId = cluster.node_id || deps.config.id;
+    const monotonic = () => performance.now();
+    this.etcd = new EtcdClient({
+      endpoints: cluster.etcd.endpoints,
+      username: cluster.etcd.username,
+      password: cluster.etcd.password,
+      fetch: deps.fetch,
+    });
+    this.view = new ClusterView(this.etcd, monotonic);
+    const ttlMs = cluster.lease_ttl_sec * 1000;
+    this.fence = new Fence(ttlMs, KILL_MARGIN_MS, monotonic, startWatchdog());
+    this.session = new NodeSession({
+      etcd: this.etcd,
+      fence: this.fence,
+      nodeId: this.nodeId,
+      address: () => this.address,
+      ttlSeconds: cluster.lease_ttl_sec,
+      resources: () => this.resources(),
+      monotonic,
+      now: deps.now,
+      logger: deps.logger,
+    });
+  }
+
+  /** The process service's store (ProcessServiceDeps.store). */
+  readonly storeFor = (records: ProcessRecords): EtcdProcessStore => {
+    this.store = new EtcdProcessStore(this.etcd, this.view, this.session, records, this.deps.logger);
+    return this.store;
+  };
+
+  /**
+   * Encoders start only while the fence holds: a supervisor that would restart one on a node
+   * that lost its lease gets a spawn that fails (as a missing binary does) instead.
+   */
+  gate(spawn: SpawnFn): SpawnFn {
+    return (command, args, options) => {
+      if (this.fence.mayRun()) return spawn(command, args, options);
+      this.deps.logger.warn({ command }, 'cluster: not started, this node has no lease');
+      return spawnChild('/nonexistent/streamcore-node-has-no-lease', [], { stdio: 'ignore' });
+    };
+  }
+
+  attach(service: ProcessService): void {
+    this.service = service;
+  }
+
+  registerForwarding(server: FastifyInstance): void {
+    registerForwarding(server, {
+      me: this.nodeId,
+      selfAddress: () => this.address,
+      snapshot: () => this.view.snapshot,
+      fetch: this.deps.fetch,
+      logger: this.deps.logger,
+    });
+  }
+
+  registerApi(v3: FastifyInstance): void {
+    registerClusterRoutes(v3, {
+      me: this.nodeId,
+      snapshot: () => this.view.snapshot,
+      staleMs: () => this.view.staleMs(),
+      degradedError: () => this.lastError,
+      now: this.deps.now,
+      setNodeState: (id, state) => this.setNodeState(id, state),
+    });
+  }
+
+  /** Once the server listens: join, and keep the membership, the picture and the work going. */
+  start(baseUrl: string): void {
+    this.address = this.deps.config.cluster.advertise_address.replace(/\/+$/, '') || baseUrl;
+    this.every('session', RENEW_MS, () => this.renew());
+    this.every('view', READ_MS, () => this.step());
+    this.every('fence', FENCE_CHECK_MS, () => this.checkFence());
+  }
+
+  /** Stops this node's encoders, then gives up the lease so that the leader moves them at once. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    await this.detachAll();
+    await this.session.leave();
+    this.fence.close();
+  }
+
+  private every(name: string, ms: number, work: () => Promise<void>): void {
+    const run = (): void => {
+      if (this.closed || this.busy.has(name)) return;
+      this.busy.add(name);
+      work()
+        .catch((error: unknown) => this.failed(error))
+        .finally(() => this.busy.delete(name));
+    };
+    this.timers.push(setInterval(run, ms));
+    run();
+  }
+
+  private async renew(): Promise<void> {
+    if (!(await this.session.tick())) await this.detachAll();
+  }
+
+  private async step(): Promise<void> {
+    const snapshot = await this.view.refresh();
+    this.lastError = '';
+    const service = this.service;
+    const store = this.store;
+    const lease = this.session.currentLease;
+    if (service === undefined || store === undefined || lease === undefined || !this.fenceHolds()) return;
+    await reconcile(snapshot, {
+      me: this.nodeId,
+      service,
+      store,
+      etcd: this.etcd,
+      logger: this.deps.logger,
+      mayRun: () => this.fenceHolds(),
+    });
+    if (snapshot.leader === undefined) await elect(snapshot, this.etcd, this.nodeId, lease);
+    else if (snapshot.leader === this.nodeId) await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger);
+  }
+
+  private fenceHolds(): boolean {
+    return this.fence.mayRun() && this.fence.remainingMs() > STOP_AHEAD_MS;
+  }
+
+  /** The lease may expire soon (etcd has not answered for a while): stop everything first. */
+  private async checkFence(): Promise<void> {
+    if (this.session.currentLease === undefined && this.service?.ids().length === 0) return;
+    if (this.fence.remainingMs() > STOP_AHEAD_MS) return;
+    if ((this.service?.ids().length ?? 0) === 0) return;
+    this.deps.logger.warn(
+      { node: this.nodeId },
+      'cluster: the lease could not be renewed in time; stopping this node\'s encoders',
+    );
+    await this.detachAll();
+  }
+
+  private async detachAll(): Promise<void> {
+    const service = this.service;
+    if (service === undefined) return;
+    await Promise.all(
+      service.ids().map(async (id) => {
+        await service.detach(id);
+        this.store?.forgotten(id);
+      }),
+    );
+  }
+
+  private async setNodeState(id: string, state: 'online' | 'maintenance'): Promise<void> {
+    try {
+      if (state === 'online') await this.etcd.txn([], [{ delete: { key: keys.nodeState(id) } }]);
+      else await this.etcd.txn([], [{ put: { key: keys.nodeState(id), value: JSON.stringify({ state }) } }]);
+    } catch (error) {
+      if (!(error instanceof EtcdUnavailable)) throw error;
+      throw new ApiError('SERVICE_UNAVAILABLE', 'etcd has no quorum or cannot be reached: the cluster takes no changes until it is back', {
+        message: 'Cluster unavailable',
+      });
+    }
+    if (state === 'online') this.view.snapshot.nodeStates.delete(id);
+    else this.view.snapshot.nodeStates.set(id, state);
+  }
+
+  private failed(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message !== this.lastError) this.deps.logger.warn({ err: error }, 'cluster: etcd step failed');
+    this.lastError = message;
+  }
+
+  private resources() {
+    const entries = this.service?.sortedEntries() ?? [];
+    const running = entries.filter((entry) => entry.supervisor.state === 'running').length;
+    return this.load.sample(running, this.deps.config.ffmpeg.max_processes);
+  }
+}

@@ -1,0 +1,69 @@
+import { Type, type Static } from 'typebox';
+import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from '../http/index.js';
+
+/** A node's resources as it last registered them (the reference's `ClusterNodeResources`, in part). */
+const ClusterNodeResources = Type.Object(
+  {
+    ncpu: Type.Number({ description: 'logical CPUs' }),
+    cpu_used: Type.Number({ description: 'CPU in use, percent of one CPU times ncpu (0–100·ncpu)' }),
+    memory_used_bytes: Type.Integer(),
+    memory_total_bytes: Type.Integer(),
+    encoders: Type.Integer({ description: 'encoders running on the node now' }),
+    processes: Type.Integer({ description: 'processes the cluster placed on the node' }),
+    max_processes: Type.Integer({ description: "the node's ffmpeg.max_processes; 0: no limit" }),
+  },
+  { title: 'ClusterNodeResources' },
+);
+
+const ClusterNode = Type.Object(
+  {
+    id: Type.String(),
+    address: Type.String({ description: "base URL of the node's API" }),
+    status: Type.String({ description: '`online` or `maintenance` (drained)' }),
+    leader: Type.Boolean(),
+    last_contact_ms: Type.Number({ description: 'ms since the node last renewed its registration' }),
+    resources: ClusterNodeResources,
+  },
+  { title: 'ClusterNode' },
+);
+
+/** `GET /api/v3/cluster`: the reference's `ClusterAbout`, with the fields that apply to an etcd cluster. */
+const ClusterAbout = Type.Object(
+  {
+    id: Type.String({ description: "the answering node's id" }),
+    leader: Type.Object({ id: Type.String(), address: Type.String() }),
+    status: Type.String({ description: '`online`, or `degraded` while etcd cannot be read' }),
+    degraded: Type.Boolean(),
+    degraded_error: Type.String(),
+    nodes: Type.Array(ClusterNode),
+  },
+  { title: 'ClusterAbout' },
+);
+export type ClusterAboutDto = Static<typeof ClusterAbout>;
+export type ClusterNodeDto = Static<typeof ClusterNode>;
+
+export const ClusterNodeStateBody = Type.Object(
+  { state: Type.Union([Type.Literal('online'), Type.Literal('maintenance')]) },
+  { title: 'ClusterNodeState' },
+);
+export type ClusterNodeStateDto = Static<typeof ClusterNodeStateBody>;
+
+const NodeParams = Type.Object({ id: Type.String() });
+export type NodeParamsDto = Static<typeof NodeParams>;
+
+export const CLUSTER_DOCS: Record<string, RouteDoc> = {
+  'GET /api/v3/cluster': {
+    summary: 'The cluster: its nodes, their state and resources, and the leader',
+    tags: ['cluster'],
+    security: BEARER,
+    responses: { 200: ClusterAbout, ...errors(...GUARDED, 404) },
+  },
+  'PUT /api/v3/cluster/node/:id/state': {
+    summary: 'Drains a node (`maintenance`: its processes move away, none are placed on it) or undrains it',
+    tags: ['cluster'],
+    security: BEARER,
+    params: NodeParams,
+    body: ClusterNodeStateBody,
+    responses: { 200: ClusterNodeStateBody, ...errors(...GUARDED, ...JSON_BODY, 404, 503) },
+  },
+};

@@ -1,0 +1,160 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { ApiError } from '../http/index.js';
+import { candidatesOf } from './candidates.js';
+import { placeProcess } from './placement.js';
+import type { ClusterSnapshot } from './view.js';
+
+/** Marks a request one node sends another: it is answered from the receiving node's own processes. */
+export const HOP_HEADER = 'x-streamcore-cluster-hop';
+/** Headers a forwarded request keeps (the answering node checks the same credentials). */
+const FORWARDED = ['authorization', 'content-type', 'accept'];
+const PROXY_TIMEOUT_MS = 10_000;
+
+export interface ForwardDeps {
+  me: string;
+  /** This node's own API base URL (asked for its own part of the list). */
+  selfAddress: () => string;
+  snapshot: () => ClusterSnapshot;
+  fetch: typeof fetch;
+  logger: Logger;
+}
+
+/**
+ * Any node answers the whole process API (docs/cluster.md#one-api-on-every-node): a request for
+ * one process goes to the node that runs it, a new process to the node placement picks, and the
+ * list is gathered from every node. The process answers (`GET /process`, `GET /process/:id`) carry
+ * `core_id`, the node that answered for the process. Requests are forwarded after
+ * authentication, with the client's credentials (nodes share their API credentials).
+ */
+export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): void {
+  server.addHook('preHandler', async (request, reply) => {
+    if (request.headers[HOP_HEADER] !== undefined) return;
+    const route = request.routeOptions.url;
+    if (route === undefined || !route.startsWith('/api/v3/process')) return;
+    const snapshot = deps.snapshot();
+    if (route === '/api/v3/process') {
+      if (request.method === 'GET') return answerList(request, reply, snapshot, deps);
+      if (request.method !== 'POST') return;
+      const id = bodyId(request.body);
+      const target = ownerOf(snapshot, id) ?? placeNew(snapshot, request.body);
+      if (target === undefined) return;
+      const answered = await relay(request, reply, snapshot, target, deps);
+      // Counted at once, so that the next create placed before etcd is read again sees it.
+      if (reply.statusCode === 200 && id !== undefined && !snapshot.assignments.has(id))
+        snapshot.assignments.set(id, { value: { node: target }, modRevision: 0 });
+      return answered;
+    }
+    const id = (request.params as { id?: unknown }).id;
+    if (typeof id !== 'string') return;
+    const owner = ownerOf(snapshot, id) ?? deps.me;
+    const withCoreId = request.method === 'GET' && route === '/api/v3/process/:id';
+    if (owner === deps.me && !withCoreId) return;
+    return relay(request, reply, snapshot, owner, deps, withCoreId);
+  });
+}
+
+/** The node that runs `id` now: while a move is under way, the node it leaves. */
+function ownerOf(snapshot: ClusterSnapshot, id: string | undefined): string | undefined {
+  const assignment = id === undefined ? undefined : snapshot.assignments.get(id)?.value;
+  return assignment?.after ?? assignment?.node;
+}
+
+function bodyId(body: unknown): string | undefined {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+function placeNew(snapshot: ClusterSnapshot, body: unknown): string | undefined {
+  const limits = (body as { limits?: { cpu_usage?: unknown } } | undefined)?.limits;
+  const cpu = typeof limits?.cpu_usage === 'number' ? limits.cpu_usage : 0;
+  return placeProcess([...candidatesOf(snapshot).values()], cpu);
+}
+
+async function relay(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  snapshot: ClusterSnapshot,
+  node: string,
+  deps: ForwardDeps,
+  withCoreId = false,
+): Promise<FastifyReply> {
+  const answer = await ask(request, snapshot, node, deps);
+  const type = answer.headers.get('content-type') ?? 'application/json; charset=utf-8';
+  const body = Buffer.from(await answer.arrayBuffer());
+  if (withCoreId && answer.status === 200) {
+    const process = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    return reply.code(200).header('content-type', type).send(JSON.stringify({ ...process, core_id: node }));
+  }
+  return reply.code(answer.status).header('content-type', type).send(body);
+}
+
+async function answerList(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  snapshot: ClusterSnapshot,
+  deps: ForwardDeps,
+): Promise<FastifyReply> {
+  const nodes = [...snapshot.nodes.keys()];
+  if (!nodes.includes(deps.me)) nodes.push(deps.me);
+  const lists = await Promise.all(
+    nodes.map(async (node) => {
+      try {
+        const answer = await ask(request, snapshot, node, deps);
+        if (answer.status !== 200) return { node, failed: answer };
+        const list = (await answer.json()) as Record<string, unknown>[];
+        return { node, list: list.map((process) => ({ ...process, core_id: node })) };
+      } catch (error) {
+        deps.logger.warn({ err: error, node }, 'cluster: a node did not answer for its processes');
+        return { node, list: [] };
+      }
+    }),
+  );
+  // An answer the client must see (a bad query: every node says the same).
+  const failed = lists.find((part) => part.failed !== undefined)?.failed;
+  if (failed !== undefined)
+    return reply
+      .code(failed.status)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(Buffer.from(await failed.arrayBuffer()));
+  const all: Record<string, unknown>[] = lists.flatMap((part) => part.list ?? []);
+  all.sort((a, b) => (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0));
+  return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(all));
+}
+
+/** The same request, asked of `node` with the hop header. */
+async function ask(
+  request: FastifyRequest,
+  snapshot: ClusterSnapshot,
+  node: string,
+  deps: ForwardDeps,
+): Promise<Response> {
+  const address = node === deps.me ? deps.selfAddress() : snapshot.nodes.get(node)?.address;
+  if (address === undefined)
+    throw new ApiError(
+      'SERVICE_UNAVAILABLE',
+      `node "${node}" that runs this process is not in the cluster now; its processes move to another node within the lease time`,
+      { message: 'Cluster node unavailable', headers: { 'retry-after': '5' } },
+    );
+  const headers: Record<string, string> = { [HOP_HEADER]: '1', 'accept-encoding': 'identity' };
+  for (const name of FORWARDED) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  const hasBody = request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD';
+  if (hasBody) headers['content-type'] = 'application/json';
+  try {
+    return await deps.fetch(address + request.url, {
+      method: request.method,
+      headers,
+      body: hasBody ? JSON.stringify(request.body) : undefined,
+      signal: AbortSignal.timeout(PROXY_TIMEOUT_MS),
+    });
+  } catch (error) {
+    deps.logger.warn({ err: error, node }, 'cluster: forwarding a request failed');
+    throw new ApiError('SERVICE_UNAVAILABLE', `node "${node}" did not answer: ${(error as Error).message}`, {
+      message: 'Cluster node unavailable',
+      headers: { 'retry-after': '5' },
+    });
+  }
+}

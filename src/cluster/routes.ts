@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError, RequestCheck } from '../http/index.js';
+import {
+  ClusterNodeStateBody,
+  type ClusterAboutDto,
+  type ClusterNodeDto,
+  type ClusterNodeStateDto,
+  type NodeParamsDto,
+} from './contract.js';
+import { candidatesOf } from './candidates.js';
+import type { ClusterSnapshot } from './view.js';
+
+const stateCheck = new RequestCheck(ClusterNodeStateBody);
+
+/** What the cluster routes read and change. */
+export interface ClusterRouteSource {
+  me: string;
+  snapshot(): ClusterSnapshot;
+  /** Milliseconds since etcd was last read. */
+  staleMs(): number;
+  /** Why the picture may be outdated ('' when it is fresh). */
+  degradedError(): string;
+  now(): number;
+  setNodeState(id: string, state: ClusterNodeStateDto['state']): Promise<void>;
+}
+
+/** `GET /api/v3/cluster` and `PUT /api/v3/cluster/node/:id/state` (the reference's shapes). */
+export function registerClusterRoutes(v3: FastifyInstance, source: ClusterRouteSource): void {
+  v3.get('/cluster', (): ClusterAboutDto => about(source));
+
+  v3.put<{ Params: NodeParamsDto }>('/cluster/node/:id/state', async (request) => {
+    const { id } = request.params;
+    if (!source.snapshot().nodes.has(id) && !source.snapshot().nodeStates.has(id))
+      throw new ApiError('NOT_FOUND', `node "${id}" is not in the cluster`, { message: 'Unknown node' });
+    const read = stateCheck.read(request.body);
+    if (read.value === undefined) throw new ApiError('BAD_REQUEST', read.problems, { message: 'Invalid node state' });
+    await source.setNodeState(id, read.value.state);
+    return read.value;
+  });
+}
+
+function about(source: ClusterRouteSource): ClusterAboutDto {
+  const snapshot = source.snapshot();
+  const counts = candidatesOf(snapshot);
+  const nodes: ClusterNodeDto[] = [...snapshot.nodes.values()]
+    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .map((node) => ({
+      id: node.id,
+      address: node.address,
+      status: snapshot.nodeStates.get(node.id) ?? 'online',
+      leader: snapshot.leader === node.id,
+      last_contact_ms: Math.max(0, source.now() - node.updatedAt),
+      resources: {
+        ncpu: node.resources.ncpu,
+        cpu_used: node.resources.cpuUsage * node.resources.ncpu,
+        memory_used_bytes: node.resources.memUsedBytes,
+        memory_total_bytes: node.resources.memTotalBytes,
+        encoders: node.resources.encoders,
+        processes: counts.get(node.id)?.processes ?? countAssigned(snapshot, node.id),
+        max_processes: node.resources.maxProcesses,
+      },
+    }));
+  const leader = snapshot.leader === undefined ? undefined : snapshot.nodes.get(snapshot.leader);
+  const error = source.degradedError();
+  return {
+    id: source.me,
+    leader: { id: snapshot.leader ?? '', address: leader?.address ?? '' },
+    status: error === '' ? 'online' : 'degraded',
+    degraded: error !== '',
+    degraded_error: error,
+    nodes,
+  };
+}
+
+function countAssigned(snapshot: ClusterSnapshot, node: string): number {
+  let count = 0;
+  for (const { value } of snapshot.assignments.values()) if (value.node === node) count++;
+  return count;
+}

@@ -1,0 +1,111 @@
+import type { EtcdClient, EtcdKv } from './etcd-client.js';
+import {
+  PREFIX,
+  type Assignment,
+  type NodeRecord,
+  type NodeState,
+  type ProcessDocument,
+} from './keys.js';
+
+/** A value read from etcd with the revision it was last written at (the compare of the next write). */
+export interface Versioned<T> {
+  value: T;
+  modRevision: number;
+}
+
+/** Everything the cluster keeps in etcd, as read at one revision. */
+export interface ClusterSnapshot {
+  revision: number;
+  nodes: Map<string, NodeRecord & { createRevision: number }>;
+  nodeStates: Map<string, NodeState>;
+  leader: string | undefined;
+  processes: Map<string, Versioned<ProcessDocument>>;
+  assignments: Map<string, Versioned<Assignment>>;
+  system: Versioned<Record<string, unknown>> | undefined;
+}
+
+export function emptySnapshot(): ClusterSnapshot {
+  return {
+    revision: 0,
+    nodes: new Map(),
+    nodeStates: new Map(),
+    leader: undefined,
+    processes: new Map(),
+    assignments: new Map(),
+    system: undefined,
+  };
+}
+
+/**
+ * The cluster as last read: the whole prefix in one linearizable range, so that every node acts
+ * on a consistent picture. A failed read keeps the last picture (reads answer from it while etcd
+ * is away) and says since when it is stale.
+ */
+export class ClusterView {
+  private current = emptySnapshot();
+  /** Monotonic ms of the last successful read; undefined before the first. */
+  private readAt: number | undefined;
+
+  constructor(
+    private readonly etcd: EtcdClient,
+    private readonly monotonic: () => number,
+  ) {}
+
+  get snapshot(): ClusterSnapshot {
+    return this.current;
+  }
+
+  /** Milliseconds since the last successful read (Infinity before the first). */
+  staleMs(): number {
+    return this.readAt === undefined ? Infinity : this.monotonic() - this.readAt;
+  }
+
+  async refresh(): Promise<ClusterSnapshot> {
+    const { kvs, revision } = await this.etcd.range(PREFIX, true);
+    this.current = parseSnapshot(kvs, revision);
+    this.readAt = this.monotonic();
+    return this.current;
+  }
+}
+
+function parseSnapshot(kvs: EtcdKv[], revision: number): ClusterSnapshot {
+  const snapshot = emptySnapshot();
+  snapshot.revision = revision;
+  for (const kv of kvs) {
+    const rest = kv.key.slice(PREFIX.length);
+    const slash = rest.indexOf('/');
+    const kind = slash < 0 ? rest : rest.slice(0, slash);
+    const id = slash < 0 ? '' : rest.slice(slash + 1);
+    const value = parseJson(kv.value);
+    if (value === undefined) continue;
+    switch (kind) {
+      case 'nodes':
+        snapshot.nodes.set(id, { ...(value as NodeRecord), createRevision: kv.createRevision });
+        break;
+      case 'node-state':
+        snapshot.nodeStates.set(id, (value as { state: NodeState }).state);
+        break;
+      case 'leader':
+        snapshot.leader = typeof value === 'string' ? value : undefined;
+        break;
+      case 'processes':
+        snapshot.processes.set(id, { value: value as ProcessDocument, modRevision: kv.modRevision });
+        break;
+      case 'assign':
+        snapshot.assignments.set(id, { value: value as Assignment, modRevision: kv.modRevision });
+        break;
+      case 'system-metadata':
+        snapshot.system = { value: value as Record<string, unknown>, modRevision: kv.modRevision };
+        break;
+    }
+  }
+  return snapshot;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
