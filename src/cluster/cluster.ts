@@ -13,7 +13,8 @@ import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
 import { reconcile } from './reconcile.js';
 import { MachineLoad } from './resources.js';
-import { registerClusterRoutes } from './routes.js';
+import { EtcdProbe, everyPeerLostEtcd } from './quorum-check.js';
+import { registerClusterRoutes, registerEtcdProbeRoute, type ClusterRouteSource } from './routes.js';
 import { NodeSession } from './session.js';
 import { ClusterView } from './view.js';
 import { startWatchdog } from './watchdog.js';
@@ -22,6 +23,11 @@ import { startWatchdog } from './watchdog.js';
 const RENEW_MS = 1000;
 const READ_MS = 500;
 const FENCE_CHECK_MS = 100;
+/**
+ * One call to one etcd member: a member without a leader holds a call until this passes, and a
+ * renewal may try every member in turn.
+ */
+const ETCD_CALL_TIMEOUT_MS = 1000;
 /** The watchdog kills this long before etcd could expire the lease (clock rates, a slow kill). */
 const KILL_MARGIN_MS = 1000;
 /** The server stops its encoders itself this long before the watchdog would. */
@@ -54,18 +60,27 @@ export class Cluster {
   private readonly busy = new Set<string>();
   private lastError = '';
   private closed = false;
+  private readonly monotonic = (): number => performance.now();
+  private readonly probe: EtcdProbe;
+  /** Monotonic ms since etcd has answered this node without a failure in between. */
+  private connectedSince: number;
+  /** Monotonic ms of the last renewal of the lease. */
+  private renewedAt = 0;
 
   constructor(private readonly deps: ClusterDeps) {
     const { cluster } = deps.config;
     this.nodeId = cluster.node_id || deps.config.id;
-    const monotonic = () => performance.now();
+    const monotonic = this.monotonic;
+    this.connectedSince = monotonic();
     this.etcd = new EtcdClient({
       endpoints: cluster.etcd.endpoints,
       username: cluster.etcd.username,
       password: cluster.etcd.password,
       fetch: deps.fetch,
+      timeoutMs: ETCD_CALL_TIMEOUT_MS,
     });
     this.view = new ClusterView(this.etcd, monotonic);
+    this.probe = new EtcdProbe(this.etcd, monotonic);
     const ttlMs = cluster.lease_ttl_sec * 1000;
     this.fence = new Fence(ttlMs, KILL_MARGIN_MS, monotonic, startWatchdog());
     this.session = new NodeSession({
@@ -104,6 +119,7 @@ export class Cluster {
   }
 
   registerForwarding(server: FastifyInstance): void {
+    registerEtcdProbeRoute(server, this.routeSource());
     registerForwarding(server, {
       me: this.nodeId,
       selfAddress: () => this.address,
@@ -114,14 +130,20 @@ export class Cluster {
   }
 
   registerApi(v3: FastifyInstance): void {
-    registerClusterRoutes(v3, {
+    registerClusterRoutes(v3, this.routeSource());
+  }
+
+  private routeSource(): ClusterRouteSource {
+    return {
       me: this.nodeId,
       snapshot: () => this.view.snapshot,
       staleMs: () => this.view.staleMs(),
       degradedError: () => this.lastError,
       now: this.deps.now,
       setNodeState: (id, state) => this.setNodeState(id, state),
-    });
+      etcdReachable: (arrivedAt) => this.probe.reachable(arrivedAt),
+      monotonic: this.monotonic,
+    };
   }
 
   /** Once the server listens: join, and keep the membership, the picture and the work going. */
@@ -130,6 +152,7 @@ export class Cluster {
     this.every('session', RENEW_MS, () => this.renew());
     this.every('view', READ_MS, () => this.step());
     this.every('fence', FENCE_CHECK_MS, () => this.checkFence());
+    this.every('quorum', RENEW_MS, () => this.confirmQuorumLoss());
   }
 
   /** Stops this node's encoders, then gives up the lease so that the leader moves them at once. */
@@ -154,11 +177,33 @@ export class Cluster {
   }
 
   private async renew(): Promise<void> {
-    if (!(await this.session.tick())) await this.detachAll();
+    const renewed = await this.session.tick();
+    this.connected();
+    this.renewedAt = this.monotonic();
+    if (!renewed) await this.detachAll();
+  }
+
+  /**
+   * While the lease cannot be renewed, the encoders stay only as long as no node can reach etcd
+   * (quorum-check.ts says why that is safe): each time every peer says so, by a probe started
+   * after the question was sent, the fence counts from the question.
+   */
+  private async confirmQuorumLoss(): Promise<void> {
+    if (this.session.currentLease === undefined) return;
+    if (this.monotonic() - this.renewedAt < 2 * RENEW_MS) return;
+    const sentAt = this.monotonic();
+    const peers = [...this.view.snapshot.nodes.values()].filter((node) => node.id !== this.nodeId);
+    if (await everyPeerLostEtcd(peers, this.deps.fetch, this.deps.logger)) this.fence.renewed(sentAt);
+  }
+
+  /** etcd answered: a node that was cut off counts its connection from now (leader.ts). */
+  private connected(): void {
+    if (this.lastError !== '') this.connectedSince = this.monotonic();
   }
 
   private async step(): Promise<void> {
     const snapshot = await this.view.refresh();
+    this.connected();
     this.lastError = '';
     const service = this.service;
     const store = this.store;
@@ -173,7 +218,11 @@ export class Cluster {
       mayRun: () => this.fenceHolds(),
     });
     if (snapshot.leader === undefined) await elect(snapshot, this.etcd, this.nodeId, lease);
-    else if (snapshot.leader === this.nodeId) await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger);
+    else if (snapshot.leader === this.nodeId) {
+      const ttlMs = this.deps.config.cluster.lease_ttl_sec * 1000;
+      const mayMoveFromDead = this.monotonic() - this.connectedSince >= ttlMs;
+      await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger, mayMoveFromDead);
+    }
   }
 
   private fenceHolds(): boolean {
@@ -219,7 +268,7 @@ export class Cluster {
 
   private failed(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    if (message !== this.lastError) this.deps.logger.warn({ err: error }, 'cluster: etcd step failed');
+    if (this.lastError === '') this.deps.logger.warn({ err: error }, 'cluster: etcd cannot be reached');
     this.lastError = message;
   }
 

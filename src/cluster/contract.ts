@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from '../http/index.js';
+import { BEARER, errors, GUARDED, JSON_BODY, PUBLIC, type RouteDoc } from '../http/index.js';
 
 /** A node's resources as it last registered them (the reference's `ClusterNodeResources`, in part). */
 const ClusterNodeResources = Type.Object(
@@ -49,9 +49,22 @@ export const ClusterNodeStateBody = Type.Object(
 export type ClusterNodeStateDto = Static<typeof ClusterNodeStateBody>;
 
 const NodeParams = Type.Object({ id: Type.String() });
+
+/** What a node answers a peer that cannot reach etcd (docs/cluster.md#when-etcd-loses-its-quorum). */
+const EtcdProbeAnswer = Type.Object(
+  { etcd: Type.Union([Type.Literal('reachable'), Type.Literal('unreachable')]) },
+  { title: 'ClusterEtcdProbe' },
+);
+export type EtcdProbeAnswerDto = Static<typeof EtcdProbeAnswer>;
 export type NodeParamsDto = Static<typeof NodeParams>;
 
 export const CLUSTER_DOCS: Record<string, RouteDoc> = {
+  'GET /cluster/etcd-probe': {
+    summary: 'Whether this node reaches etcd now (asked by the other nodes of the cluster; no token)',
+    tags: ['cluster'],
+    security: PUBLIC,
+    responses: { 200: EtcdProbeAnswer, ...errors() },
+  },
   'GET /api/v3/cluster': {
     summary: 'The cluster: its nodes, their state and resources, and the leader',
     tags: ['cluster'],

@@ -27,7 +27,18 @@ export async function elect(snapshot: ClusterSnapshot, etcd: EtcdClient, me: str
  * - a process without a node gets one.
  * Each write holds only while this node is the leader and the nodes and assignments are as read.
  */
-export async function leadOnce(snapshot: ClusterSnapshot, etcd: EtcdClient, me: string, logger: Logger): Promise<number> {
+export async function leadOnce(
+  snapshot: ClusterSnapshot,
+  etcd: EtcdClient,
+  me: string,
+  logger: Logger,
+  /**
+   * False for a lease time after this node got etcd back: a node cut off with it may have kept
+   * its encoders while every node said etcd was gone (quorum-check.ts), and stops them within
+   * that time once this node answers that etcd is back.
+   */
+  mayMoveFromDead: boolean,
+): Promise<number> {
   const alive = (node: string): boolean => snapshot.nodes.has(node);
   const candidates = candidatesOf(snapshot);
   const writes: { compare: EtcdCompare[]; op: EtcdOp; id: string; to: string }[] = [];
@@ -50,8 +61,9 @@ export async function leadOnce(snapshot: ClusterSnapshot, etcd: EtcdClient, me: 
     const same: EtcdCompare = { key: keys.assign(id), target: 'MOD', modRevision };
     const gone = (node: string): EtcdCompare => ({ key: keys.node(node), target: 'CREATE', createRevision: 0 });
     if (value.after !== undefined && !alive(value.after)) {
-      assign(id, { node: value.node }, [same, gone(value.after)]);
+      if (mayMoveFromDead) assign(id, { node: value.node }, [same, gone(value.after)]);
     } else if (!alive(value.node)) {
+      if (!mayMoveFromDead) continue;
       const target = place(id, value.node);
       if (target !== undefined) assign(id, { node: target }, [same, gone(value.node)]);
     } else if (value.after === undefined && snapshot.nodeStates.get(value.node) === 'maintenance') {

@@ -5,9 +5,11 @@ import {
   type ClusterAboutDto,
   type ClusterNodeDto,
   type ClusterNodeStateDto,
+  type EtcdProbeAnswerDto,
   type NodeParamsDto,
 } from './contract.js';
 import { candidatesOf } from './candidates.js';
+import { ETCD_PROBE_PATH } from './quorum-check.js';
 import type { ClusterSnapshot } from './view.js';
 
 const stateCheck = new RequestCheck(ClusterNodeStateBody);
@@ -22,6 +24,17 @@ export interface ClusterRouteSource {
   degradedError(): string;
   now(): number;
   setNodeState(id: string, state: ClusterNodeStateDto['state']): Promise<void>;
+  /** Whether etcd answers, by a probe started after `arrivedAt` (monotonic ms). */
+  etcdReachable(arrivedAt: number): Promise<boolean>;
+  monotonic(): number;
+}
+
+/** The peers' question, outside /api/v3: nodes ask it without a client's credentials. */
+export function registerEtcdProbeRoute(server: FastifyInstance, source: ClusterRouteSource): void {
+  server.get(ETCD_PROBE_PATH, { config: { public: true } }, async (): Promise<EtcdProbeAnswerDto> => {
+    const arrivedAt = source.monotonic();
+    return { etcd: (await source.etcdReachable(arrivedAt)) ? 'reachable' : 'unreachable' };
+  });
 }
 
 /** `GET /api/v3/cluster` and `PUT /api/v3/cluster/node/:id/state` (the reference's shapes). */

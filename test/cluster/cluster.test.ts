@@ -91,7 +91,8 @@ describe('a streamcore cluster on etcd', () => {
     for (const node of nodes.values()) {
       node.run.child.kill('SIGCONT');
       node.run.child.kill('SIGTERM');
-      await node.run.exited;
+      const exit = await node.run.exited;
+      if (process.env.HC_LOGS) (await import('node:fs')).writeFileSync(`${process.env.HC_LOGS}/${node.id}.log`, exit.stdout);
     }
     await etcd?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -130,7 +131,8 @@ describe('a streamcore cluster on etcd', () => {
     const victim = nodes.get('b')!;
     const startedAt = Date.now();
     victim.run.child.kill('SIGKILL');
-    await victim.run.exited;
+    const exit = await victim.run.exited;
+    if (process.env.HC_LOGS) (await import('node:fs')).writeFileSync(`${process.env.HC_LOGS}/b-killed.log`, exit.stdout);
     nodes.delete('b');
     await allRunning(ids, ['a', 'c']);
     const elapsed = Date.now() - startedAt;
@@ -175,15 +177,19 @@ describe('a streamcore cluster on etcd', () => {
       return answer.status === 503 ? answer : undefined;
     });
     assert.match(JSON.stringify(refused.json.details), /etcd/);
+    // Longer than a lease: every node knows from the others that nobody can reach etcd.
+    await new Promise((resolve) => setTimeout(resolve, (LEASE_TTL_SEC + 3) * 1000));
     const read = await call(`${nodes.get('c')!.url}/api/v3/process/p1/state`);
     assert.equal(read.status, 200);
+    assert.equal(read.json.exec, 'running');
     assert.deepEqual(await encodersByProcess(), before);
     etcd.startMember(0);
     etcd.startMember(1);
     await etcd.waitHealthy(30_000);
     await until('writes accepted again', 20_000, async () => {
       const answer = await call(`${any().url}/api/v3/process/p1/metadata/healed`, 'PUT', true);
-      return answer.status === 200 ? answer : undefined;
+      if (answer.status !== 200) throw new Error(JSON.stringify(answer));
+      return answer;
     });
     await allRunning(ids, ['a', 'b', 'c']);
   });
