@@ -23,6 +23,9 @@ import { startWatchdog } from './watchdog.js';
 const RENEW_MS = 1000;
 const READ_MS = 500;
 const FENCE_CHECK_MS = 100;
+/** While the lease cannot be renewed, the peers are asked this often, at most this many questions at once. */
+const QUORUM_QUESTION_MS = 500;
+const MAX_QUORUM_QUESTIONS = 4;
 /**
  * One call to one etcd member: a member without a leader holds a call until this passes, and a
  * renewal may try every member in turn.
@@ -152,7 +155,16 @@ export class Cluster {
     this.every('session', RENEW_MS, () => this.renew());
     this.every('view', READ_MS, () => this.step());
     this.every('fence', FENCE_CHECK_MS, () => this.checkFence());
-    this.every('quorum', RENEW_MS, () => this.confirmQuorumLoss());
+    // Not one after the other: a question may wait for a slow peer, and each counts from when it was sent.
+    let asking = 0;
+    const ask = (): void => {
+      if (this.closed || asking >= MAX_QUORUM_QUESTIONS) return;
+      asking++;
+      this.confirmQuorumLoss()
+        .catch((error: unknown) => this.failed(error))
+        .finally(() => asking--);
+    };
+    this.timers.push(setInterval(ask, QUORUM_QUESTION_MS));
   }
 
   /** Stops this node's encoders, then gives up the lease so that the leader moves them at once. */
@@ -236,7 +248,7 @@ export class Cluster {
     if ((this.service?.ids().length ?? 0) === 0) return;
     this.deps.logger.warn(
       { node: this.nodeId },
-      'cluster: the lease could not be renewed in time; stopping this node\'s encoders',
+      "cluster: the lease could not be renewed in time; stopping this node's encoders",
     );
     await this.detachAll();
   }
@@ -258,9 +270,13 @@ export class Cluster {
       else await this.etcd.txn([], [{ put: { key: keys.nodeState(id), value: JSON.stringify({ state }) } }]);
     } catch (error) {
       if (!(error instanceof EtcdUnavailable)) throw error;
-      throw new ApiError('SERVICE_UNAVAILABLE', 'etcd has no quorum or cannot be reached: the cluster takes no changes until it is back', {
-        message: 'Cluster unavailable',
-      });
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        'etcd has no quorum or cannot be reached: the cluster takes no changes until it is back',
+        {
+          message: 'Cluster unavailable',
+        },
+      );
     }
     if (state === 'online') this.view.snapshot.nodeStates.delete(id);
     else this.view.snapshot.nodeStates.set(id, state);

@@ -63,7 +63,8 @@ export class EtcdClient {
   private readonly fetch: typeof fetch;
 
   constructor(private readonly options: EtcdClientOptions) {
-    if (options.endpoints.length === 0) throw new Error('cluster.etcd.endpoints: at least one URL is required');
+    if (options.endpoints.length === 0)
+      throw new Error('cluster.etcd.endpoints: at least one URL is required');
     this.endpoints = options.endpoints.map((url) => url.replace(/\/+$/, ''));
     this.timeoutMs = options.timeoutMs ?? 1500;
     this.fetch = options.fetch ?? fetch;
@@ -158,7 +159,8 @@ export class EtcdClient {
       signal: AbortSignal.timeout(this.timeoutMs),
     });
     const answer = (await response.json()) as { token?: string; message?: string };
-    if (answer.token === undefined) throw new Error(`etcd login failed: ${answer.message ?? response.status}`);
+    if (answer.token === undefined)
+      throw new Error(`etcd login failed: ${answer.message ?? response.status}`);
     return answer.token;
   }
 }

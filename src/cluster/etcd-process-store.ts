@@ -10,7 +10,7 @@ import {
 } from '../process/index.js';
 import { EtcdUnavailable, type EtcdClient, type EtcdCompare, type EtcdOp } from './etcd-client.js';
 import { keys, type ProcessDocument } from './keys.js';
-import type { ClusterView } from './view.js';
+import type { ClusterView, Versioned } from './view.js';
 
 /** What the store needs to know about this node's membership. */
 export interface Membership {
@@ -63,6 +63,20 @@ export class EtcdProcessStore implements ProcessStoreBackend {
   /** This node took over `id` as etcd holds it at `modRevision`. */
   adopted(id: string, modRevision: number): void {
     this.revisions.set(id, modRevision);
+  }
+
+  /**
+   * etcd holds `id` at another revision than this node last wrote: a write whose answer was lost
+   * (etcd took it after the call timed out) or one this node did not make. When etcd holds what
+   * this node has, the revision is taken over; otherwise the caller adopts etcd's version.
+   */
+  matches(id: string, stored: Versioned<ProcessDocument>): boolean {
+    if (this.revisions.get(id) === stored.modRevision) return true;
+    const record = this.records.one(id);
+    if (record === undefined || JSON.stringify(processDocument(record)) !== JSON.stringify(stored.value))
+      return false;
+    this.revisions.set(id, stored.modRevision);
+    return true;
   }
 
   /** This node let go of `id`. */

@@ -7,6 +7,8 @@ import type { ClusterSnapshot } from './view.js';
 
 /** Marks a request one node sends another: it is answered from the receiving node's own processes. */
 export const HOP_HEADER = 'x-streamcore-cluster-hop';
+/** Marks a create another node passed to the leader for placement: it is placed, never passed on again. */
+const VIA_HEADER = 'x-streamcore-cluster-via';
 /** Headers a forwarded request keeps (the answering node checks the same credentials). */
 const FORWARDED = ['authorization', 'content-type', 'accept'];
 const PROXY_TIMEOUT_MS = 10_000;
@@ -37,7 +39,17 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
       if (request.method === 'GET') return answerList(request, reply, snapshot, deps);
       if (request.method !== 'POST') return;
       const id = bodyId(request.body);
-      const target = ownerOf(snapshot, id) ?? placeNew(snapshot, request.body);
+      const owner = ownerOf(snapshot, id);
+      // The leader places new processes: it counts every create, wherever it came in.
+      const leader = snapshot.leader;
+      if (
+        owner === undefined &&
+        leader !== undefined &&
+        leader !== deps.me &&
+        request.headers[VIA_HEADER] === undefined
+      )
+        return relay(request, reply, snapshot, leader, deps, { via: true });
+      const target = owner ?? placeNew(snapshot, request.body);
       if (target === undefined) return;
       const answered = await relay(request, reply, snapshot, target, deps);
       // Counted at once, so that the next create placed before etcd is read again sees it.
@@ -50,7 +62,7 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
     const owner = ownerOf(snapshot, id) ?? deps.me;
     const withCoreId = request.method === 'GET' && route === '/api/v3/process/:id';
     if (owner === deps.me && !withCoreId) return;
-    return relay(request, reply, snapshot, owner, deps, withCoreId);
+    return relay(request, reply, snapshot, owner, deps, { withCoreId });
   });
 }
 
@@ -77,14 +89,18 @@ async function relay(
   snapshot: ClusterSnapshot,
   node: string,
   deps: ForwardDeps,
-  withCoreId = false,
+  how: { withCoreId?: boolean; via?: boolean } = {},
 ): Promise<FastifyReply> {
-  const answer = await ask(request, snapshot, node, deps);
+  const answer = await ask(request, snapshot, node, deps, how.via === true);
+  const withCoreId = how.withCoreId === true;
   const type = answer.headers.get('content-type') ?? 'application/json; charset=utf-8';
   const body = Buffer.from(await answer.arrayBuffer());
   if (withCoreId && answer.status === 200) {
     const process = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    return reply.code(200).header('content-type', type).send(JSON.stringify({ ...process, core_id: node }));
+    return reply
+      .code(200)
+      .header('content-type', type)
+      .send(JSON.stringify({ ...process, core_id: node }));
   }
   return reply.code(answer.status).header('content-type', type).send(body);
 }
@@ -128,6 +144,8 @@ async function ask(
   snapshot: ClusterSnapshot,
   node: string,
   deps: ForwardDeps,
+  /** Passed to the leader for placement: answered by whatever node it places the process on. */
+  via = false,
 ): Promise<Response> {
   const address = node === deps.me ? deps.selfAddress() : snapshot.nodes.get(node)?.address;
   if (address === undefined)
@@ -136,7 +154,9 @@ async function ask(
       `node "${node}" that runs this process is not in the cluster now; its processes move to another node within the lease time`,
       { message: 'Cluster node unavailable', headers: { 'retry-after': '5' } },
     );
-  const headers: Record<string, string> = { [HOP_HEADER]: '1', 'accept-encoding': 'identity' };
+  const headers: Record<string, string> = via
+    ? { [VIA_HEADER]: '1', 'accept-encoding': 'identity' }
+    : { [HOP_HEADER]: '1', 'accept-encoding': 'identity' };
   for (const name of FORWARDED) {
     const value = request.headers[name];
     if (typeof value === 'string') headers[name] = value;

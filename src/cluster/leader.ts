@@ -9,7 +9,12 @@ import type { ClusterSnapshot } from './view.js';
 const BATCH = 40;
 
 /** Takes the leadership when nobody holds it; the key lives under this node's lease. */
-export async function elect(snapshot: ClusterSnapshot, etcd: EtcdClient, me: string, lease: string): Promise<void> {
+export async function elect(
+  snapshot: ClusterSnapshot,
+  etcd: EtcdClient,
+  me: string,
+  lease: string,
+): Promise<void> {
   if (snapshot.leader !== undefined) return;
   await etcd.txn(
     [{ key: keys.leader, target: 'CREATE', createRevision: 0 }],
@@ -43,7 +48,12 @@ export async function leadOnce(
   const candidates = candidatesOf(snapshot);
   const writes: { compare: EtcdCompare[]; op: EtcdOp; id: string; to: string }[] = [];
   const assign = (id: string, next: Assignment, compare: EtcdCompare[]): void => {
-    writes.push({ id, to: next.node, compare, op: { put: { key: keys.assign(id), value: JSON.stringify(next) } } });
+    writes.push({
+      id,
+      to: next.node,
+      compare,
+      op: { put: { key: keys.assign(id), value: JSON.stringify(next) } },
+    });
   };
   const place = (id: string, leaving: string | undefined): string | undefined => {
     const pool = [...candidates.values()].filter((candidate) => candidate.node.id !== leaving);
@@ -59,7 +69,11 @@ export async function leadOnce(
   };
   for (const [id, { value, modRevision }] of snapshot.assignments) {
     const same: EtcdCompare = { key: keys.assign(id), target: 'MOD', modRevision };
-    const gone = (node: string): EtcdCompare => ({ key: keys.node(node), target: 'CREATE', createRevision: 0 });
+    const gone = (node: string): EtcdCompare => ({
+      key: keys.node(node),
+      target: 'CREATE',
+      createRevision: 0,
+    });
     if (value.after !== undefined && !alive(value.after)) {
       if (mayMoveFromDead) assign(id, { node: value.node }, [same, gone(value.after)]);
     } else if (!alive(value.node)) {

@@ -4,7 +4,7 @@ import { keys } from './keys.js';
 
 /** The route a node asks its peers on when it cannot reach etcd (no credentials: it tells only yes or no). */
 export const ETCD_PROBE_PATH = '/cluster/etcd-probe';
-const PEER_TIMEOUT_MS = 2000;
+const PEER_TIMEOUT_MS = 3000;
 
 /**
  * Whether etcd answers this node now: a linearizable read (which needs a quorum), started after

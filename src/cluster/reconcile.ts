@@ -30,7 +30,17 @@ export async function reconcile(
   for (const id of local) {
     if (store.pending.has(id)) continue;
     const assignment = snapshot.assignments.get(id)?.value;
-    if (assignment?.node === me && assignment.after === undefined) continue;
+    if (assignment?.node === me && assignment.after === undefined) {
+      const stored = snapshot.processes.get(id);
+      if (stored === undefined || store.matches(id, stored)) continue;
+      // etcd is the store of record: its version replaces this node's.
+      const record = recordOf(stored.value);
+      if (record === undefined) continue;
+      logger.warn({ process: id }, 'cluster: etcd holds another version of a process; taking it');
+      store.adopted(id, stored.modRevision);
+      await service.adopt(record);
+      continue;
+    }
     await service.detach(id);
     store.forgotten(id);
     logger.info({ process: id, to: assignment?.node }, 'cluster: process left this node');
@@ -43,7 +53,9 @@ export async function reconcile(
           [{ key: keys.assign(id), target: 'MOD', modRevision }],
           [{ put: { key: keys.assign(id), value: JSON.stringify({ node: assignment.node }) } }],
         )
-        .catch((error: unknown) => logger.warn({ err: error, process: id }, 'cluster: releasing a move failed'));
+        .catch((error: unknown) =>
+          logger.warn({ err: error, process: id }, 'cluster: releasing a move failed'),
+        );
       continue;
     }
     if (assignment.node !== me || assignment.after !== undefined) continue;

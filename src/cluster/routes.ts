@@ -46,7 +46,8 @@ export function registerClusterRoutes(v3: FastifyInstance, source: ClusterRouteS
     if (!source.snapshot().nodes.has(id) && !source.snapshot().nodeStates.has(id))
       throw new ApiError('NOT_FOUND', `node "${id}" is not in the cluster`, { message: 'Unknown node' });
     const read = stateCheck.read(request.body);
-    if (read.value === undefined) throw new ApiError('BAD_REQUEST', read.problems, { message: 'Invalid node state' });
+    if (read.value === undefined)
+      throw new ApiError('BAD_REQUEST', read.problems, { message: 'Invalid node state' });
     await source.setNodeState(id, read.value.state);
     return read.value;
   });

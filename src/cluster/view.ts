@@ -1,11 +1,5 @@
 import type { EtcdClient, EtcdKv } from './etcd-client.js';
-import {
-  PREFIX,
-  type Assignment,
-  type NodeRecord,
-  type NodeState,
-  type ProcessDocument,
-} from './keys.js';
+import { PREFIX, type Assignment, type NodeRecord, type NodeState, type ProcessDocument } from './keys.js';
 
 /** A value read from etcd with the revision it was last written at (the compare of the next write). */
 export interface Versioned<T> {

@@ -275,7 +275,7 @@ export function defaultConfig(): Config {
       etcd: { endpoints: [], username: '', password: '' },
       node_id: '',
       advertise_address: '',
-      lease_ttl_sec: 10,
+      lease_ttl_sec: 8,
     },
   };
 }

@@ -10,7 +10,12 @@ export interface ClusterNode {
 }
 
 /** A streamcore node as its own process (so that it can be killed or paused), joined to `endpoints`. */
-export async function startNode(dir: string, id: string, endpoints: string[], ttlSeconds: number): Promise<ClusterNode> {
+export async function startNode(
+  dir: string,
+  id: string,
+  endpoints: string[],
+  ttlSeconds: number,
+): Promise<ClusterNode> {
   const home = join(dir, id);
   mkdirSync(home, { recursive: true });
   const run = startMain(

@@ -10,7 +10,7 @@ import { EtcdMembers } from './etcd-members.js';
 
 /** The issue's target: a dead node's processes run elsewhere within this (lease time + start). */
 const FAILOVER_TARGET_MS = 15_000;
-const LEASE_TTL_SEC = 10;
+const LEASE_TTL_SEC = 8;
 
 interface ProcessAnswer {
   id: string;
@@ -29,7 +29,19 @@ function processBody(id: string): Record<string, unknown> {
   };
 }
 
-async function call(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: any }> {
+/** The fields of the answers this test reads. */
+interface Answer {
+  code?: number;
+  details?: string[];
+  exec?: string;
+  core_id?: string;
+  state?: string;
+  hello?: number;
+  leader?: { id: string };
+  nodes?: { id: string; status: string }[];
+}
+
+async function call(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: Answer }> {
   const response = await fetch(url, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -37,7 +49,7 @@ async function call(url: string, method = 'GET', body?: unknown): Promise<{ stat
     signal: AbortSignal.timeout(15_000),
   });
   const text = await response.text();
-  return { status: response.status, json: text === '' ? undefined : JSON.parse(text) };
+  return { status: response.status, json: (text === '' ? {} : JSON.parse(text)) as Answer };
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -50,7 +62,7 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms ${last ?? ''}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms ${last instanceof Error ? last.message : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -69,7 +81,7 @@ describe('a streamcore cluster on etcd', () => {
     until(`${expected.length} processes running on ${on.join(',')}`, FAILOVER_TARGET_MS * 2, async () => {
       const { status, json } = await call(`${through.url}/api/v3/process?filter=state`);
       if (status !== 200) return undefined;
-      const list = json as ProcessAnswer[];
+      const list = json as unknown as ProcessAnswer[];
       const running = list.filter((p) => p.state?.exec === 'running' && on.includes(p.core_id ?? ''));
       const census = await encodersByProcess();
       const ok = expected.every((id) => running.some((p) => p.id === id) && census.get(id)?.length === 1);
@@ -82,7 +94,7 @@ describe('a streamcore cluster on etcd', () => {
     checker = new DuplicateChecker();
     await until('three nodes and a leader', 20_000, async () => {
       const { json } = await call(`${any().url}/api/v3/cluster`);
-      return json.nodes.length === 3 && json.leader.id !== '' ? json : undefined;
+      return json.nodes?.length === 3 && json.leader?.id !== '' ? json : undefined;
     });
   });
 
@@ -92,7 +104,8 @@ describe('a streamcore cluster on etcd', () => {
       node.run.child.kill('SIGCONT');
       node.run.child.kill('SIGTERM');
       const exit = await node.run.exited;
-      if (process.env.HC_LOGS) (await import('node:fs')).writeFileSync(`${process.env.HC_LOGS}/${node.id}.log`, exit.stdout);
+      if (process.env.HC_LOGS)
+        (await import('node:fs')).writeFileSync(`${process.env.HC_LOGS}/${node.id}.log`, exit.stdout);
     }
     await etcd?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -124,7 +137,9 @@ describe('a streamcore cluster on etcd', () => {
     assert.equal(unknown.status, 404);
     const metadata = await call(`${other.url}/api/v3/process/p0/metadata/note`, 'PUT', { hello: 1 });
     assert.equal(metadata.status, 200);
-    assert.deepEqual((await call(`${nodes.get(owner)!.url}/api/v3/process/p0/metadata/note`)).json, { hello: 1 });
+    assert.deepEqual((await call(`${nodes.get(owner)!.url}/api/v3/process/p0/metadata/note`)).json, {
+      hello: 1,
+    });
   });
 
   it('runs the processes of a node killed with SIGKILL elsewhere within the target', async () => {
@@ -132,7 +147,8 @@ describe('a streamcore cluster on etcd', () => {
     const startedAt = Date.now();
     victim.run.child.kill('SIGKILL');
     const exit = await victim.run.exited;
-    if (process.env.HC_LOGS) (await import('node:fs')).writeFileSync(`${process.env.HC_LOGS}/b-killed.log`, exit.stdout);
+    if (process.env.HC_LOGS)
+      (await import('node:fs')).writeFileSync(`${process.env.HC_LOGS}/b-killed.log`, exit.stdout);
     nodes.delete('b');
     await allRunning(ids, ['a', 'c']);
     const elapsed = Date.now() - startedAt;
@@ -147,7 +163,7 @@ describe('a streamcore cluster on etcd', () => {
     assert.deepEqual(drained, { status: 200, json: { state: 'maintenance' } });
     await allRunning(ids, ['b', 'c']);
     const about = await call(`${nodes.get('c')!.url}/api/v3/cluster`);
-    assert.equal(about.json.nodes.find((node: { id: string }) => node.id === 'a').status, 'maintenance');
+    assert.equal(about.json.nodes?.find((node) => node.id === 'a')?.status, 'maintenance');
     const created = await call(`${nodes.get('a')!.url}/api/v3/process`, 'POST', processBody('p9'));
     assert.equal(created.status, 200);
     ids.push('p9');
@@ -206,7 +222,7 @@ describe('a streamcore cluster on etcd', () => {
     nodes.set('c', paused);
     await until('the resumed node back in the cluster', 20_000, async () => {
       const { json } = await call(`${paused.url}/api/v3/cluster`);
-      return json.nodes.some((node: { id: string }) => node.id === 'c') ? json : undefined;
+      return json.nodes?.some((node) => node.id === 'c') ? json : undefined;
     });
     await allRunning(ids, ['a', 'b', 'c']);
   });

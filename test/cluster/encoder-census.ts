@@ -45,7 +45,8 @@ export class DuplicateChecker {
       const census = await encodersByProcess();
       this.samples++;
       for (const [id, pids] of census)
-        if (pids.length > 1) this.duplicates.push(`${new Date().toISOString()} ${id}: pids ${pids.join(',')}`);
+        if (pids.length > 1)
+          this.duplicates.push(`${new Date().toISOString()} ${id}: pids ${pids.join(',')}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
