@@ -50,7 +50,7 @@ export type ClusterNodeStateDto = Static<typeof ClusterNodeStateBody>;
 
 const NodeParams = Type.Object({ id: Type.String() });
 
-/** What a node answers a peer that cannot reach etcd (docs/cluster.md#when-etcd-loses-its-quorum). */
+/** What a node answers a peer that cannot reach etcd (docs/cluster.md#when-etcd-is-in-trouble). */
 const EtcdProbeAnswer = Type.Object(
   { etcd: Type.Union([Type.Literal('reachable'), Type.Literal('unreachable')]) },
   { title: 'ClusterEtcdProbe' },

@@ -1,7 +1,7 @@
 import type { Watchdog } from './watchdog.js';
 
 /**
- * The rule that keeps one encoder per process (docs/cluster.md#fencing): this node may run
+ * The rule that keeps one encoder per process (docs/cluster.md#moves-and-fencing): this node may run
  * encoders only until its lease could have expired in etcd. Each renewal counts from the moment
  * the request was sent (etcd counts from when it got it, later), less a margin for the kill;
  * past that deadline the encoders are stopped, by the server if it can and by the watchdog if it

@@ -23,7 +23,7 @@ export async function elect(
 }
 
 /**
- * The leader's work on one picture of the cluster (docs/cluster.md#moves):
+ * The leader's work on one picture of the cluster (docs/cluster.md#moves-and-fencing):
  * - a process whose node is gone (its lease expired, so its encoders were fenced off) is given to
  *   the best other node at once;
  * - a process on a drained node is given to another node with `after` set: the new node waits

@@ -32,7 +32,7 @@ export class EtcdProbe {
 
 /**
  * When this node cannot renew its lease, it may keep its encoders only if etcd has lost its
- * quorum for everyone (docs/cluster.md#when-etcd-loses-its-quorum): every peer it knows must say
+ * quorum for everyone (docs/cluster.md#when-etcd-is-in-trouble): every peer it knows must say
  * that it cannot reach etcd either, each by a probe started after the question was sent. Then no
  * node can move anything until etcd is back, and a node that gets etcd back waits a lease time
  * before it moves the processes of a node whose lease expired (the leader's rule in leader.ts),

@@ -6,7 +6,7 @@ import { keys, type ProcessDocument } from './keys.js';
 import type { ClusterSnapshot } from './view.js';
 
 /**
- * Makes this node run what etcd assigns it and nothing else (docs/cluster.md#moves): a process
+ * Makes this node run what etcd assigns it and nothing else (docs/cluster.md#moves-and-fencing): a process
  * assigned elsewhere is stopped and forgotten (and, when it was leaving this node, the move is
  * released so that the new node may start it); a process assigned here is adopted as stored.
  * Runs only while this node's fence holds.

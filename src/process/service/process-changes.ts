@@ -58,6 +58,8 @@ export interface ProcessChangesDeps {
  * one after the other while different processes never wait for each other. A config's
  * placeholders are resolved once per change; the resolved copy is validated, gives the locks of
  * the processes it reads from, and is handed to the new runtime.
+ * Past 300 lines by `adopt` and `detach` (a cluster moving processes, docs/cluster.md): they take
+ * the same per-process locks as the other changes, which a file of their own would have to share.
  */
 export class ProcessChanges {
   private readonly locks = new KeyedLocks();
