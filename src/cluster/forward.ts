@@ -51,10 +51,14 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
         return relay(request, reply, snapshot, leader, deps, { via: true });
       const target = owner ?? placeNew(snapshot, request.body);
       if (target === undefined) return;
-      const answered = await relay(request, reply, snapshot, target, deps);
-      // Counted at once, so that the next create placed before etcd is read again sees it.
-      if (reply.statusCode === 200 && id !== undefined && !snapshot.assignments.has(id))
-        snapshot.assignments.set(id, { value: { node: target }, modRevision: 0 });
+      // Counted at once, so that the creates placed before etcd is read again (a burst) see it.
+      const counted = owner === undefined && id !== undefined;
+      if (counted) snapshot.assignments.set(id, { value: { node: target }, modRevision: 0 });
+      const answered = await relay(request, reply, snapshot, target, deps).catch((error: unknown) => {
+        if (counted) snapshot.assignments.delete(id);
+        throw error;
+      });
+      if (counted && reply.statusCode !== 200) snapshot.assignments.delete(id);
       return answered;
     }
     const id = (request.params as { id?: unknown }).id;
