@@ -42,12 +42,8 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
       const owner = ownerOf(snapshot, id);
       // The leader places new processes: it counts every create, wherever it came in.
       const leader = snapshot.leader;
-      if (
-        owner === undefined &&
-        leader !== undefined &&
-        leader !== deps.me &&
-        request.headers[VIA_HEADER] === undefined
-      )
+      const toLeader = leader !== undefined && leader !== deps.me && snapshot.nodes.has(leader);
+      if (owner === undefined && toLeader && request.headers[VIA_HEADER] === undefined)
         return relay(request, reply, snapshot, leader, deps, { via: true });
       const target = owner ?? placeNew(snapshot, request.body);
       if (target === undefined) return;
