@@ -9,6 +9,7 @@ import { EtcdClient, EtcdUnavailable } from './etcd-client.js';
 import { EtcdProcessStore } from './etcd-process-store.js';
 import { Fence } from './fence.js';
 import { registerForwarding } from './forward.js';
+import { registerMediaRedirects } from './media.js';
 import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
 import { reconcile } from './reconcile.js';
@@ -123,6 +124,11 @@ export class Cluster {
 
   registerForwarding(server: FastifyInstance): void {
     registerEtcdProbeRoute(server, this.routeSource());
+    registerMediaRedirects(server, {
+      me: this.nodeId,
+      snapshot: () => this.view.snapshot,
+      fetch: this.deps.fetch,
+    });
     registerForwarding(server, {
       me: this.nodeId,
       selfAddress: () => this.address,

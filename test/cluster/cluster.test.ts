@@ -143,6 +143,42 @@ describe('a streamcore cluster on etcd', () => {
     });
   });
 
+  it('redirects a player that asks any node for a memfs file to the node that writes it', async () => {
+    const body = processBody('hls0');
+    body.output = [
+      {
+        id: 'out',
+        address: '{memfs}/hls0.m3u8',
+        options: [
+          '-metadata',
+          `title=${marker('hls0')}`,
+          '-c:v',
+          'mpeg2video',
+          '-f',
+          'hls',
+          '-hls_time',
+          '1',
+        ],
+      },
+    ];
+    assert.equal((await call(`${any().url}/api/v3/process`, 'POST', body)).status, 200);
+    ids.push('hls0');
+    const list = await allRunning(ids, ['a', 'b', 'c']);
+    const owner = nodes.get(list.find((p) => p.id === 'hls0')!.core_id!)!;
+    const other = live().find((node) => node.id !== owner.id)!;
+    const redirected = await until('the playlist', 20_000, async () => {
+      const response = await fetch(`${other.url}/memfs/hls0.m3u8`, { redirect: 'manual' });
+      await response.arrayBuffer();
+      return response.status === 307 ? response : undefined;
+    });
+    assert.equal(redirected.headers.get('location'), `${owner.url}/memfs/hls0.m3u8`);
+    const followed = await fetch(`${other.url}/memfs/hls0.m3u8`);
+    assert.equal(followed.status, 200);
+    assert.match(await followed.text(), /#EXTM3U/);
+    const missing = await fetch(`${other.url}/memfs/nowhere.m3u8`, { redirect: 'manual' });
+    assert.equal(missing.status, 404);
+  });
+
   it('runs the processes of a node killed with SIGKILL elsewhere within the target', async (t) => {
     const victim = nodes.get('b')!;
     const startedAt = Date.now();
