@@ -10,6 +10,7 @@ import { EtcdProcessStore } from './etcd-process-store.js';
 import { Fence } from './fence.js';
 import { registerForwarding } from './forward.js';
 import { registerMediaRedirects } from './media.js';
+import { registerProcessAliases } from './process-aliases.js';
 import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
 import { reconcile } from './reconcile.js';
@@ -140,6 +141,7 @@ export class Cluster {
 
   registerApi(v3: FastifyInstance): void {
     registerClusterRoutes(v3, this.routeSource());
+    registerProcessAliases(v3, () => this.address, this.deps.fetch);
   }
 
   private routeSource(): ClusterRouteSource {

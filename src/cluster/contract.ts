@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { PROCESS_ALIAS_DOCS } from './process-aliases.js';
 import { BEARER, errors, GUARDED, JSON_BODY, PUBLIC, type RouteDoc } from '../http/index.js';
 
 /** A node's resources as it last registered them (the reference's `ClusterNodeResources`, in part). */
@@ -59,6 +60,7 @@ export type EtcdProbeAnswerDto = Static<typeof EtcdProbeAnswer>;
 export type NodeParamsDto = Static<typeof NodeParams>;
 
 export const CLUSTER_DOCS: Record<string, RouteDoc> = {
+  ...PROCESS_ALIAS_DOCS,
   'GET /cluster/etcd-probe': {
     summary: 'Whether this node reaches etcd now (asked by the other nodes of the cluster; no token)',
     tags: ['cluster'],

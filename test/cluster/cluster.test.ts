@@ -93,9 +93,15 @@ describe('a streamcore cluster on etcd', () => {
     etcd = await EtcdMembers.start(join(dir, 'etcd'));
     for (const id of ['a', 'b', 'c']) nodes.set(id, await startNode(dir, id, etcd.endpoints, LEASE_TTL_SEC));
     checker = new DuplicateChecker();
+    // Every node knows the others and the leader (which places every create).
     await until('three nodes and a leader', 20_000, async () => {
-      const { json } = await call(`${any().url}/api/v3/cluster`);
-      return json.nodes?.length === 3 && json.leader?.id !== '' ? json : undefined;
+      const answers = await Promise.all(
+        live().map(async (node) => (await call(`${node.url}/api/v3/cluster`)).json),
+      );
+      const leaders = new Set(answers.map((json) => json.leader?.id));
+      return answers.every((json) => json.nodes?.length === 3) && leaders.size === 1 && !leaders.has('')
+        ? answers
+        : undefined;
     });
   });
 
@@ -129,6 +135,8 @@ describe('a streamcore cluster on etcd', () => {
     const direct = await call(`${nodes.get(owner)!.url}/api/v3/process/p0/config`);
     const forwarded = await call(`${other.url}/api/v3/process/p0/config`);
     assert.deepEqual(forwarded, direct);
+    // The reference's cluster routes answer the same (core-client-go's `cluster` branch calls them).
+    assert.deepEqual(await call(`${other.url}/api/v3/cluster/process/p0/config`), direct);
     const one = await call(`${other.url}/api/v3/process/p0`);
     assert.equal(one.json.core_id, owner);
     const again = await call(`${other.url}/api/v3/process`, 'POST', processBody('p0'));
@@ -219,6 +227,7 @@ describe('a streamcore cluster on etcd', () => {
     const created = await call(`${nodes.get('c')!.url}/api/v3/process`, 'POST', processBody('p10'));
     assert.equal(created.status, 200);
     ids.push('p10');
+    await allRunning(ids, ['a', 'b', 'c']);
     const census = await encodersByProcess();
     for (const [id, pids] of before) assert.deepEqual(census.get(id), pids, `${id} was restarted`);
   });
