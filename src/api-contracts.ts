@@ -11,6 +11,7 @@ import { PROCESS_DOCS, PROCESS_SCHEMAS } from './process/index.js';
 import { SESSION_DOCS, SESSION_SCHEMAS } from './session/index.js';
 import { SKILLS_DOCS } from './skills/index.js';
 import { STORAGE_DOCS } from './storage/index.js';
+import { TLS_DOCS } from './tls/index.js';
 import { WIDGET_DOCS } from './widget/index.js';
 
 /**
@@ -34,6 +35,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...PROBE_DOCS,
     ...WIDGET_DOCS,
     ...CONFIG_DOCS,
+    ...TLS_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

@@ -22,6 +22,7 @@ import { createStorage } from './storage/index.js';
 import { createSessions, type SessionCollector } from './session/index.js';
 import { registerSkillsRoutes, SkillsService } from './skills/index.js';
 import { registerWidgetRoutes } from './widget/index.js';
+import { TlsService, type TlsDeps } from './tls/index.js';
 import {
   createFfmpegCollector,
   createRestreamCollector,
@@ -62,6 +63,8 @@ export interface AppDeps {
    * config routes are not registered (tools and benchmarks that build a config in memory).
    */
   configSource?: ConfigSource & { fileJson: Record<string, unknown>; overrides: string[] };
+  /** How HTTPS watches own certificate files and decides on HSTS (tests shorten and replace them). */
+  tls?: Pick<TlsDeps, 'certificatePollMs' | 'publicRoots'>;
 }
 
 export interface App {
@@ -75,6 +78,8 @@ export interface App {
   readonly processes: ProcessService;
   /** The API description built from the routes (OpenAPI 3.1 at /api/v3/openapi.json). */
   readonly description: ApiDescription;
+  /** HTTPS and the certificate it shares with RTMPS (its URL, its status, a forced renewal). */
+  readonly tls: TlsService;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -102,6 +107,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     contracts: API_CONTRACTS,
     inspectAnswer: deps.inspectAnswer,
   });
+  // Before the routes: the ACME challenge route and the HSTS hook concern every answer.
+  const tls = new TlsService({ logger: deps.logger, now: deps.now ?? Date.now, ...deps.tls });
+  tls.register(server);
   const encoders = new EncoderRegistry({
     dir: join(config.db.dir, 'encoders'),
     procRoot: deps.procRoot ?? '/proc',
@@ -176,6 +184,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     lifecycle,
     rtmpCollector: config.sessions.enable ? sessions.collectors.get('rtmp') : undefined,
     srtCollector: config.sessions.enable ? sessions.collectors.get('srt') : undefined,
+    certificate: tls.certificate,
   });
 
   // --- processes ---
@@ -218,6 +227,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         const nextStart = applyLive(next, {
           running: config,
           applyCredentials: (settings) => auth.applyCredentials(settings),
+          applyTls: (nextConfig) => {
+            tls.open(nextConfig, server.server).catch((error: unknown) => {
+              deps.logger.error({ err: error }, `tls: not serving HTTPS after the reload: ${(error as Error).message}`);
+            });
+            return true;
+          },
           logger: deps.logger,
         });
         for (const secret of configSecrets(config)) heldSecrets.add(secret);
@@ -243,7 +258,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       ingest.registerApi(v3);
       registerSkillsRoutes(v3, skills);
       registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => [...heldSecrets]);
-      if (configStore !== undefined) registerConfigRoutes(v3, configStore);
+      if (configStore !== undefined) registerConfigRoutes(v3, configStore, () => tls.status());
     },
     { prefix: '/api/v3' },
   );
@@ -275,6 +290,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     ingest,
     processes,
     description,
+    tls,
     async listen() {
       const address = resolveBindAddress(config);
       // Before the listener opens: a metrics query right after start finds the first snapshot.
@@ -286,11 +302,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
       const loopbackHost = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
       const baseUrl = `http://${loopbackHost}:${bound.port}`;
+      // Before the ingest listeners: RTMPS serves the certificate this loads.
+      await tls.open(config, server.server);
       await lifecycle.runListen(baseUrl);
       return baseUrl;
     },
     close() {
       closing ??= (async () => {
+        tls.close();
         const failures = await lifecycle.runShutdown();
         await server.close();
         failures.push(...(await lifecycle.runFinal()));

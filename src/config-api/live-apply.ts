@@ -17,6 +17,8 @@ export interface LiveApplyDeps {
   running: Config;
   /** See `Auth.applyCredentials`. */
   applyCredentials: (settings: Config['api']['auth']) => boolean;
+  /** Rebuilds HTTPS and its certificate from `next` (tls/); false when it cannot while running. */
+  applyTls?: (next: Config) => boolean;
   logger: Logger;
 }
 
@@ -35,8 +37,15 @@ export function applyLive(next: Config, deps: LiveApplyDeps): string[] {
   // All credential keys together or none: a new password with the old secret is a new key as well.
   const credentialsApplied =
     credentials.length > 0 && !changed.includes('api.auth.enable') && deps.applyCredentials(next.api.auth);
+  // HTTPS is built anew from the whole `tls` section; a new host.name needs a new certificate.
+  const tlsChanged = changed.some((path) => path.startsWith('tls.') || (path === 'host.name' && next.tls.auto));
+  const tlsApplied = tlsChanged && deps.applyTls !== undefined && deps.applyTls(next);
   for (const path of changed) {
-    const live = CREDENTIAL_KEYS.has(path) ? credentialsApplied : LIVE_KEYS.includes(path);
+    const live = CREDENTIAL_KEYS.has(path)
+      ? credentialsApplied
+      : path.startsWith('tls.')
+        ? tlsApplied
+        : LIVE_KEYS.includes(path);
     if (!live) {
       nextStart.push(path);
       continue;

@@ -63,9 +63,10 @@ const SIGNS_TOKENS = 'it signs every token: whoever chooses it can make tokens o
 const ADDS_LOGINS =
   'it decides who may log in: a tenant of their own would keep a token holder in after a password change';
 
+const CHOOSES_CA = 'it decides which certificate authority the server trusts and serves certificates of';
+
 const PORT: IntRange = { min: 0, max: 65_535, why: 'a TCP or UDP port' };
 
-const NO_HTTPS = 'streamcore serves HTTP only; terminate TLS in a proxy in front of it';
 const NO_ACCESS_LISTS = 'not enforced by streamcore; restrict access with a firewall or proxy';
 
 export const V16_FIELDS: readonly V16Field[] = [
@@ -96,10 +97,10 @@ export const V16_FIELDS: readonly V16Field[] = [
   mapped('api.auth.jwt.secret', 'string', { secret: true, withheld: true, fileOnly: SIGNS_TOKENS }),
   mapped('api.auth.auth0.enable', 'bool'),
   mapped('api.auth.auth0.tenants', 'tenants', { fileOnly: ADDS_LOGINS }),
-  stored('tls.address', 'string', ':8181'),
-  stored('tls.enable', 'bool', false, { refuse: NO_HTTPS }),
-  stored('tls.auto', 'bool', false, { refuse: NO_HTTPS }),
-  stored('tls.email', 'string', 'cert@datarhei.com'),
+  mapped('tls.address', 'string'),
+  mapped('tls.enable', 'bool'),
+  mapped('tls.auto', 'bool'),
+  mapped('tls.email', 'string'),
   mapped('tls.cert_file', 'string', { fileOnly: MOVES_FILES }),
   mapped('tls.key_file', 'string', { fileOnly: MOVES_FILES }),
   stored('storage.mimetypes_file', 'string', './mime.types'),
@@ -183,6 +184,8 @@ export const OWN_FILE_ONLY_FIELDS: readonly V16Field[] = [
   mapped('ffmpeg.access.input.paths', 'strings', { fileOnly: LIFTS_POLICY }),
   mapped('ffmpeg.access.output.paths', 'strings', { fileOnly: LIFTS_POLICY }),
   mapped('ffmpeg.access.devices', 'strings', { fileOnly: LIFTS_POLICY }),
+  mapped('tls.acme.directory_url', 'string', { fileOnly: CHOOSES_CA }),
+  mapped('tls.acme.ca_file', 'string', { fileOnly: CHOOSES_CA }),
 ];
 
 /** The v16 layout's version this server reads and answers. */

@@ -135,7 +135,7 @@ export interface Config {
   /** The RTMP server (datarhei Core's `rtmp` section, docs/ingest.md). */
   rtmp: {
     enable: boolean;
-    /** Also listen for RTMPS on `address_tls` with `tls.cert_file` / `tls.key_file`. */
+    /** Also listen for RTMPS on `address_tls`, with the certificate HTTPS serves (`tls`). */
     enable_tls: boolean;
     address: string;
     address_tls: string;
@@ -156,8 +156,26 @@ export interface Config {
     /** Accepted for compatibility; libsrt's log is not collected (GET /api/v3/srt's logs stay empty). */
     log: { enable: boolean; topics: string[] };
   };
-  /** Certificate and key (PEM files) for RTMPS; the reference's HTTPS keys are not implemented. */
-  tls: { cert_file: string; key_file: string };
+  /** HTTPS and the certificate it and RTMPS serve (docs/tls.md). */
+  tls: {
+    /** Serve HTTPS on `address` beside the plain listener. */
+    enable: boolean;
+    /** Obtain and renew the certificate for every `host.name` over ACME (HTTP-01 on the plain listener). */
+    auto: boolean;
+    /** Contact address of the ACME account. */
+    email: string;
+    /** HTTPS listen address, `host:port` or `:port`. */
+    address: string;
+    acme: {
+      /** The ACME server's directory (RFC 8555 §7.1.1); default Let's Encrypt production. */
+      directory_url: string;
+      /** PEM roots to trust when talking to the ACME server ('' = the system's). */
+      ca_file: string;
+    };
+    /** Own certificate (chain) and key, PEM files; re-read when they change. */
+    cert_file: string;
+    key_file: string;
+  };
   sessions: {
     enable: boolean;
     ip_ignorelist: string[];
@@ -244,7 +262,15 @@ export function defaultConfig(): Config {
       token: '',
       log: { enable: false, topics: [] },
     },
-    tls: { cert_file: '', key_file: '' },
+    tls: {
+      enable: false,
+      auto: false,
+      email: 'cert@datarhei.com',
+      address: ':8181',
+      acme: { directory_url: 'https://acme-v02.api.letsencrypt.org/directory', ca_file: '' },
+      cert_file: '',
+      key_file: '',
+    },
     sessions: {
       enable: true,
       ip_ignorelist: ['127.0.0.1/32', '::1/128'],

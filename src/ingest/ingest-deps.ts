@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Lifecycle } from '../lifecycle/index.js';
 import type { SessionCollector } from '../session/index.js';
+import type { ServedCertificate } from '../tls/index.js';
 
 /** What the ingest servers take from the app. */
 export interface IngestDeps {
@@ -11,4 +12,6 @@ export interface IngestDeps {
   rtmpCollector: SessionCollector | undefined;
   /** The `srt` session collector; undefined when `sessions.enable` is off. */
   srtCollector: SessionCollector | undefined;
+  /** The certificate RTMPS serves (the one of HTTPS, tls/). */
+  certificate: ServedCertificate;
 }

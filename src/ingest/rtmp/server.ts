@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer, type SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
+import { createCertificateServer, type ServedCertificate } from '../../tls/index.js';
 import {
   RtmpConnection,
   type ConnectionHost,
@@ -89,14 +89,16 @@ export class RtmpServer implements ConnectionHost {
     return this.streams.get(path);
   }
 
-  /** Listens for plain RTMP, or RTMPS when `tls` is given; resolves with the bound address. */
-  async listen(host: string, port: number, tls?: SecureContextOptions): Promise<AddressInfo> {
+  /**
+   * Listens for plain RTMP, or RTMPS with the served certificate (and each one that replaces it)
+   * when `certificate` is given; resolves with the bound address.
+   */
+  async listen(host: string, port: number, certificate?: ServedCertificate): Promise<AddressInfo> {
     const onSocket = (socket: Socket): void => this.accept(socket);
-    const server = tls === undefined ? createServer(onSocket) : createTlsServer(tls, onSocket);
+    const server =
+      certificate === undefined ? createServer(onSocket) : createCertificateServer(certificate, onSocket);
     // Counts sockets still in their TLS handshake too, which `accept` does not see yet.
     server.maxConnections = this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-    // A TLS handshake that fails is that client's problem only.
-    server.on('tlsClientError', (_error: Error, socket: Socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen({ host: host === '' ? '::' : host, port }, () => {
