@@ -229,7 +229,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
           applyCredentials: (settings) => auth.applyCredentials(settings),
           applyTls: (nextConfig) => {
             tls.open(nextConfig, server.server).catch((error: unknown) => {
-              deps.logger.error({ err: error }, `tls: not serving HTTPS after the reload: ${(error as Error).message}`);
+              deps.logger.error(
+                { err: error },
+                `tls: not serving HTTPS after the reload: ${(error as Error).message}`,
+              );
             });
             return true;
           },

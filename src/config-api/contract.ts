@@ -37,7 +37,9 @@ const ConfigAnswer = Type.Object({
  * The layout itself is built from the field table (v16-layout.ts), key by key, so the code holds it
  * as a plain record; the schema names the keys a client relies on.
  */
-export type ConfigAnswer = Omit<Static<typeof ConfigAnswer>, 'config' | 'tls'> & { config: Record<string, unknown> };
+export type ConfigAnswer = Omit<Static<typeof ConfigAnswer>, 'config' | 'tls'> & {
+  config: Record<string, unknown>;
+};
 
 /** `"OK"`, as the reference answers a stored or reloaded configuration. */
 const Ok = Type.Literal('OK');

@@ -57,7 +57,9 @@ function listenersOf(config: Config): Listener[] {
   const listeners: Listener[] = [
     { key: 'address', address: config.address, protocol: 'tcp', host: http.host, port: http.port },
   ];
-  const https = config.tls.enable ? resolveListenAddress(config.tls.address, config.api.auth.enable) : undefined;
+  const https = config.tls.enable
+    ? resolveListenAddress(config.tls.address, config.api.auth.enable)
+    : undefined;
   if (https !== undefined) {
     listeners.push({ key: 'tls.address', address: config.tls.address, protocol: 'tcp', ...https });
   }

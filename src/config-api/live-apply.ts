@@ -38,7 +38,9 @@ export function applyLive(next: Config, deps: LiveApplyDeps): string[] {
   const credentialsApplied =
     credentials.length > 0 && !changed.includes('api.auth.enable') && deps.applyCredentials(next.api.auth);
   // HTTPS is built anew from the whole `tls` section; a new host.name needs a new certificate.
-  const tlsChanged = changed.some((path) => path.startsWith('tls.') || (path === 'host.name' && next.tls.auto));
+  const tlsChanged = changed.some(
+    (path) => path.startsWith('tls.') || (path === 'host.name' && next.tls.auto),
+  );
   const tlsApplied = tlsChanged && deps.applyTls !== undefined && deps.applyTls(next);
   for (const path of changed) {
     const live = CREDENTIAL_KEYS.has(path)

@@ -97,8 +97,10 @@ function validateRtmp(config: Config): string[] {
   }
   // The certificate HTTPS serves (automatic or own), or own files for RTMPS alone.
   if (!(tls.enable && tls.auto)) {
-    if (tls.cert_file === '') problems.push('tls.cert_file: required when rtmp.enable_tls is true (or set tls.auto)');
-    if (tls.key_file === '') problems.push('tls.key_file: required when rtmp.enable_tls is true (or set tls.auto)');
+    if (tls.cert_file === '')
+      problems.push('tls.cert_file: required when rtmp.enable_tls is true (or set tls.auto)');
+    if (tls.key_file === '')
+      problems.push('tls.key_file: required when rtmp.enable_tls is true (or set tls.auto)');
   }
   return problems;
 }
@@ -120,8 +122,10 @@ function validateTls(config: Config): string[] {
     }
     return problems;
   }
-  if (tls.cert_file === '') problems.push('tls.cert_file: required when tls.enable is true and tls.auto is false');
-  if (tls.key_file === '') problems.push('tls.key_file: required when tls.enable is true and tls.auto is false');
+  if (tls.cert_file === '')
+    problems.push('tls.cert_file: required when tls.enable is true and tls.auto is false');
+  if (tls.key_file === '')
+    problems.push('tls.key_file: required when tls.enable is true and tls.auto is false');
   return problems;
 }
 

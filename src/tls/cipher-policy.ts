@@ -14,9 +14,11 @@ const TLS12_CIPHERS = [
   'ECDHE-RSA-CHACHA20-POLY1305',
 ].join(':');
 
-const TLS13_CIPHERS = ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256'].join(
-  ':',
-);
+const TLS13_CIPHERS = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+].join(':');
 
 /** The protocol policy of every TLS listener (HTTPS and RTMPS); the certificate comes separately. */
 export const TLS_POLICY: Pick<TlsOptions, 'minVersion' | 'ciphers' | 'honorCipherOrder'> = {

@@ -55,7 +55,11 @@ export class OwnCertificate {
       const pair = await this.read();
       this.serve(pair);
       this.options.logger.info(
-        { certFile: this.options.certFile, names: pair.names, notAfter: new Date(pair.notAfterMs).toISOString() },
+        {
+          certFile: this.options.certFile,
+          names: pair.names,
+          notAfter: new Date(pair.notAfterMs).toISOString(),
+        },
         'tls: certificate files changed, serving the new certificate',
       );
     } catch (error) {
@@ -93,9 +97,12 @@ export class OwnCertificate {
     try {
       return checkCertificatePair(cert, key);
     } catch (error) {
-      throw new Error(`tls.cert_file, tls.key_file: not a usable certificate and key: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw new Error(
+        `tls.cert_file, tls.key_file: not a usable certificate and key: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 }

@@ -72,7 +72,8 @@ export class TlsService {
   register(server: FastifyInstance): void {
     this.responder.register(server);
     server.addHook('onRequest', (request, reply, done) => {
-      if (this.hsts && 'encrypted' in request.raw.socket) void reply.header('strict-transport-security', HSTS);
+      if (this.hsts && 'encrypted' in request.raw.socket)
+        void reply.header('strict-transport-security', HSTS);
       done();
     });
   }
@@ -126,7 +127,9 @@ export class TlsService {
         running.url = `https://${loopback}:${address.port}`;
       } catch (error) {
         this.close();
-        throw new Error(`tls.address: cannot listen on "${tls.address}": ${(error as Error).message}`, { cause: error });
+        throw new Error(`tls.address: cannot listen on "${tls.address}": ${(error as Error).message}`, {
+          cause: error,
+        });
       }
       this.deps.logger.info({ address: tls.address, url: running.url }, 'https listening');
     }
@@ -153,7 +156,9 @@ export class TlsService {
     try {
       return createAcmeTransport({ ca: await readFile(caFile), timeoutMs: ACME_TIMEOUT_MS });
     } catch (error) {
-      throw new Error(`tls.acme.ca_file: cannot read "${caFile}": ${(error as Error).message}`, { cause: error });
+      throw new Error(`tls.acme.ca_file: cannot read "${caFile}": ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
 }

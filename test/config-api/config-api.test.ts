@@ -181,7 +181,8 @@ describe('config API (v16 layout)', () => {
       'host.name',
       'api.read_only',
       'api.auth.password',
-      'tls.enable',
+      // HTTPS with neither tls.auto nor own certificate files.
+      'tls.cert_file',
       'sessions.ip_ignorelist',
     ]) {
       assert.match(details, new RegExp(`^${key.replaceAll('.', '\\.')}: `, 'm'), key);

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { AnswerCheck } from './answer-check.js';
 import { ConfigReaderDifferential } from './config-reader-differential.js';
@@ -42,6 +42,8 @@ export interface StartOptions {
    * costs far more than most answers themselves and would be what they measure.
    */
   checkAnswers?: boolean;
+  /** How HTTPS watches certificate files and which roots earn HSTS (AppDeps.tls). */
+  tls?: AppDeps['tls'];
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -83,6 +85,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     cgroupRoot: options.cgroupRoot,
     dashboardDir: options.dashboardDir,
     logBuffer: options.logBuffer,
+    tls: options.tls,
     configFile,
     configSource: { file: configFile, fileJson: loaded.fileJson, overrides: loaded.overrides, env, cwd: dir },
   });

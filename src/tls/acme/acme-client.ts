@@ -41,7 +41,13 @@ interface Order {
 interface Authorization {
   status: string;
   identifier: { value: string };
-  challenges: { type: string; url: string; token: string; status: string; error?: { type?: string; detail?: string } }[];
+  challenges: {
+    type: string;
+    url: string;
+    token: string;
+    status: string;
+    error?: { type?: string; detail?: string };
+  }[];
 }
 
 /** Tries a request again this often after `badNonce` (RFC 8555 §6.5: the client should retry). */
@@ -69,28 +75,39 @@ export class AcmeClient {
     const contact = this.options.email === '' ? [] : [`mailto:${this.options.email}`];
     const answer = await this.post(directory.newAccount, { termsOfServiceAgreed: true, contact }, 'jwk');
     const location = answer.headers.location;
-    if (location === undefined) throw new AcmeProblem('streamcore:protocol', 'the new account has no URL', undefined, undefined);
+    if (location === undefined)
+      throw new AcmeProblem('streamcore:protocol', 'the new account has no URL', undefined, undefined);
     this.accountUrl = location;
     return location;
   }
 
   /** Runs one order for `names` to its end and answers the PEM chain, leaf first. */
-  async obtain(names: readonly string[], certificateKey: KeyObject, http01: Http01Publisher): Promise<string> {
+  async obtain(
+    names: readonly string[],
+    certificateKey: KeyObject,
+    http01: Http01Publisher,
+  ): Promise<string> {
     const directory = await this.loadDirectory();
     await this.account();
     const created = await this.post(directory.newOrder, {
       identifiers: names.map((value) => ({ type: 'dns', value })),
     });
     const orderUrl = created.headers.location;
-    if (orderUrl === undefined) throw new AcmeProblem('streamcore:protocol', 'the new order has no URL', undefined, undefined);
+    if (orderUrl === undefined)
+      throw new AcmeProblem('streamcore:protocol', 'the new order has no URL', undefined, undefined);
     let order = JSON.parse(created.body.toString('utf8')) as Order;
     for (const url of order.authorizations) await this.authorize(url, http01);
     order = await this.pollUntil(orderUrl, (next: Order) => next.status !== 'pending', undefined);
     if (order.status !== 'ready') throw this.orderFailure(order, undefined);
     const csr = certificateRequest(names, certificateKey);
     await this.post(order.finalize, { csr: base64url(csr) });
-    order = await this.pollUntil(orderUrl, (next: Order) => next.status !== 'processing' && next.status !== 'ready', undefined);
-    if (order.status !== 'valid' || order.certificate === undefined) throw this.orderFailure(order, undefined);
+    order = await this.pollUntil(
+      orderUrl,
+      (next: Order) => next.status !== 'processing' && next.status !== 'ready',
+      undefined,
+    );
+    if (order.status !== 'valid' || order.certificate === undefined)
+      throw this.orderFailure(order, undefined);
     const chain = await this.post(order.certificate, undefined);
     return chain.body.toString('utf8');
   }
@@ -101,9 +118,17 @@ export class AcmeClient {
     if (authorization.status === 'valid') return;
     const challenge = authorization.challenges.find((candidate) => candidate.type === 'http-01');
     if (challenge === undefined) {
-      throw new AcmeProblem('streamcore:no-http-01', 'the CA offers no HTTP-01 challenge for this name', name, undefined);
+      throw new AcmeProblem(
+        'streamcore:no-http-01',
+        'the CA offers no HTTP-01 challenge for this name',
+        name,
+        undefined,
+      );
     }
-    http01.publish(challenge.token, `${challenge.token}.${jwkThumbprint(publicJwk(this.options.accountKey))}`);
+    http01.publish(
+      challenge.token,
+      `${challenge.token}.${jwkThumbprint(publicJwk(this.options.accountKey))}`,
+    );
     try {
       await this.post(challenge.url, {});
       const done = await this.pollUntil(url, (next: Authorization) => next.status !== 'pending', name);
@@ -122,10 +147,19 @@ export class AcmeClient {
   }
 
   private orderFailure(order: Order, name: string | undefined): AcmeProblem {
-    return new AcmeProblem('streamcore:order', order.error?.detail ?? `the order is ${order.status}`, name, undefined);
+    return new AcmeProblem(
+      'streamcore:order',
+      order.error?.detail ?? `the order is ${order.status}`,
+      name,
+      undefined,
+    );
   }
 
-  private async pollUntil<T>(url: string, done: (document: T) => boolean, name: string | undefined): Promise<T> {
+  private async pollUntil<T>(
+    url: string,
+    done: (document: T) => boolean,
+    name: string | undefined,
+  ): Promise<T> {
     const deadline = this.options.now() + this.options.pollLimitMs;
     for (;;) {
       const answer = await this.post(url, undefined);
@@ -156,10 +190,18 @@ export class AcmeClient {
         signer === 'jwk' || this.accountUrl === undefined
           ? { jwk: publicJwk(this.options.accountKey) }
           : { kid: this.accountUrl };
-      const body = JSON.stringify(signJws(this.options.accountKey, { url, nonce, signer: signedBy }, payload));
+      const body = JSON.stringify(
+        signJws(this.options.accountKey, { url, nonce, signer: signedBy }, payload),
+      );
       const answer = await this.send('POST', url, body);
       if (answer.status < 400) return answer;
-      const problem = problemOf(answer.status, answer.headers, answer.body, this.options.now(), `POST ${url}`);
+      const problem = problemOf(
+        answer.status,
+        answer.headers,
+        answer.body,
+        this.options.now(),
+        `POST ${url}`,
+      );
       if (problem.kind !== 'badNonce' || attempt >= BAD_NONCE_RETRIES) throw problem;
     }
   }
@@ -170,7 +212,8 @@ export class AcmeClient {
     const directory = await this.loadDirectory();
     await this.send('HEAD', directory.newNonce);
     const fresh = this.nonces.pop();
-    if (fresh === undefined) throw new AcmeProblem('streamcore:protocol', 'the CA gave no nonce', undefined, undefined);
+    if (fresh === undefined)
+      throw new AcmeProblem('streamcore:protocol', 'the CA gave no nonce', undefined, undefined);
     return fresh;
   }
 
@@ -178,11 +221,26 @@ export class AcmeClient {
     if (this.directory !== undefined) return this.directory;
     const answer = await this.send('GET', this.options.directoryUrl);
     if (answer.status >= 400) {
-      throw problemOf(answer.status, answer.headers, answer.body, this.options.now(), `GET ${this.options.directoryUrl}`);
+      throw problemOf(
+        answer.status,
+        answer.headers,
+        answer.body,
+        this.options.now(),
+        `GET ${this.options.directoryUrl}`,
+      );
     }
     const directory = JSON.parse(answer.body.toString('utf8')) as Partial<Directory>;
-    if (typeof directory.newNonce !== 'string' || typeof directory.newAccount !== 'string' || typeof directory.newOrder !== 'string') {
-      throw new AcmeProblem('streamcore:protocol', `${this.options.directoryUrl} is not an ACME directory`, undefined, undefined);
+    if (
+      typeof directory.newNonce !== 'string' ||
+      typeof directory.newAccount !== 'string' ||
+      typeof directory.newOrder !== 'string'
+    ) {
+      throw new AcmeProblem(
+        'streamcore:protocol',
+        `${this.options.directoryUrl} is not an ACME directory`,
+        undefined,
+        undefined,
+      );
     }
     this.directory = directory as Directory;
     return this.directory;

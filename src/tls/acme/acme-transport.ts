@@ -49,12 +49,18 @@ export function createAcmeTransport(options: { ca?: Buffer; timeoutMs: number })
             else chunks.push(chunk);
           });
           response.on('end', () =>
-            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+            resolve({
+              status: response.statusCode ?? 0,
+              headers: response.headers,
+              body: Buffer.concat(chunks),
+            }),
           );
           response.on('error', reject);
         },
       );
-      request.on('timeout', () => request.destroy(new Error(`no answer from ${url} within ${options.timeoutMs} ms`)));
+      request.on('timeout', () =>
+        request.destroy(new Error(`no answer from ${url} within ${options.timeoutMs} ms`)),
+      );
       request.on('error', reject);
       request.end(body);
     });

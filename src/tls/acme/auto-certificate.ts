@@ -96,7 +96,11 @@ export class AutoCertificate {
       this.failures = 0;
       this.serve(pair);
       logger.info(
-        { names, notAfter: new Date(pair.notAfterMs).toISOString(), renewAt: new Date(this.renewAt(pair)).toISOString() },
+        {
+          names,
+          notAfter: new Date(pair.notAfterMs).toISOString(),
+          renewAt: new Date(this.renewAt(pair)).toISOString(),
+        },
         'tls.auto: certificate obtained and served',
       );
       this.planAt(this.renewAt(pair));
@@ -132,7 +136,8 @@ export class AutoCertificate {
     if (ip !== undefined) {
       return {
         name: ip,
-        reason: 'host.name holds an IP address: certificates are issued for DNS names; set host.name to a DNS name that resolves to this server',
+        reason:
+          'host.name holds an IP address: certificates are issued for DNS names; set host.name to a DNS name that resolves to this server',
       };
     }
     return undefined;
@@ -162,7 +167,9 @@ export class AutoCertificate {
     if (stored === undefined) return undefined;
     try {
       const pair = checkCertificatePair(stored.cert, stored.key);
-      const same = pair.names.length === this.options.names.length && this.options.names.every((name) => pair.names.includes(name));
+      const same =
+        pair.names.length === this.options.names.length &&
+        this.options.names.every((name) => pair.names.includes(name));
       return same && pair.notAfterMs > this.options.now() ? pair : undefined;
     } catch {
       return undefined;
@@ -183,10 +190,13 @@ export class AutoCertificate {
     clearTimeout(this.timer);
     if (this.stopped) return;
     const wait = Math.max(0, atMs - this.options.now());
-    this.timer = setTimeout(() => {
-      if (this.options.now() >= atMs) void this.renew();
-      else this.planAt(atMs);
-    }, Math.min(wait, MAX_TIMER_MS));
+    this.timer = setTimeout(
+      () => {
+        if (this.options.now() >= atMs) void this.renew();
+        else this.planAt(atMs);
+      },
+      Math.min(wait, MAX_TIMER_MS),
+    );
     this.timer.unref();
   }
 }
