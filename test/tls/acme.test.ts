@@ -1,12 +1,13 @@
 // test-alone: runs pebble and pebble-challtestsrv on ports of their own, and waits on their validations.
 import assert from 'node:assert/strict';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ConfigAnswer } from '../../src/config-api/index.js';
 import type { TlsStatusView } from '../../src/tls/index.js';
 import { freePort, startPebble, type Pebble } from '../helpers/pebble.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { ffmpeg } from '../ingest/rtmp-support.js';
 import { ok, waitFor } from '../process/support.js';
 import { capturingLogger, openVerified } from './support.js';
 
@@ -29,6 +30,7 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
       config: {
         address: `127.0.0.1:${port}`,
         host: { name: [] },
+        rtmp: { enable: true, enable_tls: true, address: '127.0.0.1:0', address_tls: '127.0.0.1:0' },
         tls: {
           enable: true,
           auto: true,
@@ -160,6 +162,25 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
       assert.equal((await stat(join(dir, file))).mode & 0o777, 0o600, file);
     }
     assert.match(await readFile(join(dir, 'certificate.pem'), 'utf8'), /BEGIN CERTIFICATE/);
+  });
+
+  it('serves RTMPS with the same certificate, to an ffmpeg that verifies it', async () => {
+    const rootFile = join(server.dir, 'pebble-root.pem');
+    await writeFile(rootFile, root);
+    const tlsPort = server.app.ingest.rtmp?.ports()[1];
+    const url = `rtmps://127.0.0.1:${tlsPort}/live/verified`;
+    const verify = ['-tls_verify', '1', '-ca_file', rootFile, '-verifyhost', 'www.streamcore.test'];
+    const publisher = ffmpeg([
+      '-re', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=25', '-t', '4', '-c:v', 'libx264', '-g', '25',
+      ...verify, '-f', 'flv', url,
+    ]);
+    await waitFor(async () => server.app.ingest.rtmp?.channels().includes('/live/verified'), 10_000, 'the RTMPS publisher');
+    const player = await ffmpeg([...verify, '-i', url, '-t', '1', '-f', 'null', '-']).done;
+    assert.equal(player.code, 0, player.stderr);
+    assert.equal((await publisher.done).code, 0);
+    // Checked, not waved through: a name the certificate does not carry is refused.
+    const wrong = await ffmpeg(['-tls_verify', '1', '-ca_file', rootFile, '-verifyhost', 'other.test', '-i', url, '-t', '1', '-f', 'null', '-']).done;
+    assert.notEqual(wrong.code, 0);
   });
 
   it('swaps a renewed certificate in while a client holds its connection', async () => {
