@@ -171,15 +171,46 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
     const url = `rtmps://127.0.0.1:${tlsPort}/live/verified`;
     const verify = ['-tls_verify', '1', '-ca_file', rootFile, '-verifyhost', 'www.streamcore.test'];
     const publisher = ffmpeg([
-      '-re', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=25', '-t', '4', '-c:v', 'libx264', '-g', '25',
-      ...verify, '-f', 'flv', url,
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=64x48:rate=25',
+      '-t',
+      '4',
+      '-c:v',
+      'libx264',
+      '-g',
+      '25',
+      ...verify,
+      '-f',
+      'flv',
+      url,
     ]);
-    await waitFor(async () => server.app.ingest.rtmp?.channels().includes('/live/verified'), 10_000, 'the RTMPS publisher');
+    await waitFor(
+      async () => server.app.ingest.rtmp?.channels().includes('/live/verified'),
+      10_000,
+      'the RTMPS publisher',
+    );
     const player = await ffmpeg([...verify, '-i', url, '-t', '1', '-f', 'null', '-']).done;
     assert.equal(player.code, 0, player.stderr);
     assert.equal((await publisher.done).code, 0);
     // Checked, not waved through: a name the certificate does not carry is refused.
-    const wrong = await ffmpeg(['-tls_verify', '1', '-ca_file', rootFile, '-verifyhost', 'other.test', '-i', url, '-t', '1', '-f', 'null', '-']).done;
+    const wrong = await ffmpeg([
+      '-tls_verify',
+      '1',
+      '-ca_file',
+      rootFile,
+      '-verifyhost',
+      'other.test',
+      '-i',
+      url,
+      '-t',
+      '1',
+      '-f',
+      'null',
+      '-',
+    ]).done;
     assert.notEqual(wrong.code, 0);
   });
 

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { connect } from 'node:tls';
+import type { ConfigAnswer } from '../../src/config-api/index.js';
+import type { TlsStatusView } from '../../src/tls/index.js';
+import { selfSigned } from '../helpers/pebble.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { ok, waitFor, waitForState } from '../process/support.js';
+import { openVerified } from './support.js';
+
+type Answer = ConfigAnswer & { tls: TlsStatusView };
+
+/** Whether a handshake with these client settings succeeds. */
+function handshake(
+  url: string,
+  options: { maxVersion?: 'TLSv1.1' | 'TLSv1.2'; ciphers?: string },
+): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port), rejectUnauthorized: false, ...options });
+    socket.once('secureConnect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('HTTPS with own certificate files', () => {
+  let dir: string;
+  let server: TestServer;
+  let first: { cert: string; key: string };
+  let second: { cert: string; key: string };
+  const certFile = (): string => join(dir, 'served.pem');
+  const keyFile = (): string => join(dir, 'served.key');
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'streamcore-own-cert-'));
+    first = selfSigned(dir, 'first', 'DNS:localhost,IP:127.0.0.1');
+    second = selfSigned(dir, 'second', 'DNS:localhost,IP:127.0.0.1');
+    await copyFile(first.cert, certFile());
+    await copyFile(first.key, keyFile());
+    server = await startServer({
+      tls: { certificatePollMs: 50 },
+      config: { tls: { enable: true, address: '127.0.0.1:0', cert_file: certFile(), key_file: keyFile() } },
+    });
+  });
+  after(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses to start with files it cannot use, naming the keys', async () => {
+    await writeFile(join(dir, 'bad.pem'), 'not a certificate');
+    await assert.rejects(
+      startServer({
+        config: {
+          tls: {
+            enable: true,
+            address: '127.0.0.1:0',
+            cert_file: join(dir, 'bad.pem'),
+            key_file: join(dir, 'bad.pem'),
+          },
+        },
+      }),
+      /^Error: tls\.cert_file, tls\.key_file: not a usable certificate and key/,
+    );
+    await assert.rejects(
+      startServer({
+        config: {
+          tls: {
+            enable: true,
+            address: '127.0.0.1:0',
+            cert_file: join(dir, 'none.pem'),
+            key_file: keyFile(),
+          },
+        },
+      }),
+      /^Error: tls\.cert_file: cannot read/,
+    );
+  });
+
+  it('serves the API on HTTPS, TLS 1.2 and 1.3 with AEAD ciphers only, and no HSTS for a self-signed certificate', async () => {
+    const url = server.app.tls.url as string;
+    const https = await openVerified(url, await readFile(first.cert), 'localhost');
+    assert.equal(https.socket.alpnProtocol, 'http/1.1');
+    const answer = await https.get('/api/v3/config');
+    assert.match(answer, /^HTTP\/1\.1 200 /);
+    assert.doesNotMatch(answer, /strict-transport-security/i);
+    https.socket.destroy();
+    assert.equal(await handshake(url, { maxVersion: 'TLSv1.2' }), true);
+    assert.equal(await handshake(url, { maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' }), false);
+    assert.equal(
+      await handshake(url, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256' }),
+      false,
+    );
+    const status = (await ok<Answer>(server, 'GET', '/config')).tls;
+    assert.equal(status.state, 'serving');
+    assert.equal(status.source, 'file');
+  });
+
+  it('serves new files without a restart, and keeps the last good pair when new ones do not work', async () => {
+    const url = server.app.tls.url as string;
+    await copyFile(second.key, keyFile());
+    await copyFile(second.cert, certFile());
+    const secondCa = await readFile(second.cert);
+    await waitFor(
+      async () =>
+        await openVerified(url, secondCa, 'localhost').then(
+          (c) => (c.socket.destroy(), true),
+          () => false,
+        ),
+      10_000,
+      'the new certificate',
+    );
+    // A certificate that does not match the key: refused, the second pair stays.
+    await copyFile(first.cert, certFile());
+    const status = await waitFor(
+      async () => (await ok<Answer>(server, 'GET', '/config')).tls.error ?? undefined,
+      10_000,
+      'the refusal',
+    );
+    assert.match(status.reason, /tls\.cert_file, tls\.key_file: not a usable certificate and key/);
+    const still = await openVerified(url, secondCa, 'localhost');
+    still.socket.destroy();
+  });
+
+  it('keeps encoders on the plain loopback listener: {memfs} HLS written by ffmpeg is served on HTTPS', async () => {
+    await ok(server, 'POST', '/process', {
+      id: 'tls-hls',
+      input: [{ id: 'in', address: 'testsrc=size=64x48:rate=25', options: ['-re', '-f', 'lavfi'] }],
+      output: [
+        {
+          id: 'out',
+          address: '{memfs}/tls-hls.m3u8',
+          options: ['-c:v', 'libx264', '-g', '25', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '3'],
+        },
+      ],
+      options: ['-loglevel', 'info'],
+      autostart: true,
+    });
+    try {
+      await waitForState(server, 'tls-hls', 'running');
+      const https = await openVerified(
+        server.app.tls.url as string,
+        await readFile(second.cert),
+        'localhost',
+      );
+      const playlist = await waitFor(
+        async () => {
+          const answer = await https.get('/memfs/tls-hls.m3u8');
+          return /^HTTP\/1\.1 200 [\s\S]*#EXTINF/.test(answer) ? answer : undefined;
+        },
+        20_000,
+        'the playlist on HTTPS',
+      );
+      const segment = /\n(tls-hls\d+\.ts)/.exec(playlist)?.[1];
+      assert.ok(segment !== undefined, playlist);
+      assert.match(await https.get(`/memfs/${segment}`), /^HTTP\/1\.1 200 /);
+      https.socket.destroy();
+    } finally {
+      await ok(server, 'DELETE', '/process/tls-hls');
+    }
+  });
+});
