@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { resolveListenAddress, type Config } from '../config/index.js';
 import { createAcmeTransport, type AcmeTransport } from './acme/acme-transport.js';
 import { AcmeStore } from './acme/acme-store.js';
-import { AutoCertificate } from './acme/auto-certificate.js';
+import { AutoCertificate } from './auto-certificate.js';
 import { ChallengeResponder } from './acme/challenge-responder.js';
 import type { TlsStatusView } from './contract.js';
 import { HttpsListener } from './https-listener.js';

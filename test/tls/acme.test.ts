@@ -188,7 +188,7 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
       url,
     ]);
     await waitFor(
-      async () => server.app.ingest.rtmp?.channels().includes('/live/verified'),
+      () => Promise.resolve(server.app.ingest.rtmp?.channels().includes('/live/verified')),
       10_000,
       'the RTMPS publisher',
     );

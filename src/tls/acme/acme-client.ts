@@ -173,7 +173,7 @@ export class AcmeClient {
           undefined,
         );
       }
-      const asked = retryAfterMs(answer.headers['retry-after'] as string | undefined, this.options.now());
+      const asked = retryAfterMs(answer.headers['retry-after'], this.options.now());
       await this.options.sleep(Math.min(asked ?? POLL_INTERVAL_MS, 10_000));
     }
   }

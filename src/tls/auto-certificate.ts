@@ -1,13 +1,13 @@
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import { checkCertificatePair, type CertificatePair } from '../certificate.js';
-import type { ServedCertificate } from '../served-certificate.js';
-import type { TlsStatusBoard } from '../tls-status.js';
-import { AcmeClient, type Http01Publisher } from './acme-client.js';
-import { AcmeProblem } from './acme-problem.js';
-import type { AcmeStore } from './acme-store.js';
-import type { AcmeTransport } from './acme-transport.js';
-import { newEcKey } from './acme-store.js';
+import { checkCertificatePair, type CertificatePair } from './certificate.js';
+import type { ServedCertificate } from './served-certificate.js';
+import type { TlsStatusBoard } from './tls-status.js';
+import { AcmeClient, type Http01Publisher } from './acme/acme-client.js';
+import { AcmeProblem } from './acme/acme-problem.js';
+import type { AcmeStore } from './acme/acme-store.js';
+import type { AcmeTransport } from './acme/acme-transport.js';
+import { newEcKey } from './acme/acme-store.js';
 
 export interface AutoCertificateOptions {
   /** `host.name`: the certificate is for all of them. */
