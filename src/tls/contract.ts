@@ -10,7 +10,7 @@ export const TlsStatus = Type.Object(
   {
     state: Type.Union([Type.Literal('off'), Type.Literal('pending'), Type.Literal('serving')], {
       description:
-        '`off`: tls.enable is false; `pending`: no certificate yet (HTTPS handshakes fail); `serving`: HTTPS and RTMPS serve `names`',
+        '`off`: neither HTTPS (tls.enable) nor RTMPS (rtmp.enable_tls) is on; `pending`: no certificate yet (handshakes fail); `serving`: they serve the certificate for `names`',
     }),
     source: Type.Union([Type.Literal('none'), Type.Literal('file'), Type.Literal('acme')], {
       description: 'Where the served certificate comes from: tls.cert_file/key_file, or ACME (tls.auto)',

@@ -85,9 +85,9 @@ export class TlsService {
    */
   async open(config: Config, http: HttpServer): Promise<void> {
     this.close();
-    this.board = new TlsStatusBoard(config.tls.enable, this.deps.now);
     const { tls } = config;
     const needsCertificate = tls.enable || (config.rtmp.enable && config.rtmp.enable_tls);
+    this.board = new TlsStatusBoard(needsCertificate, this.deps.now);
     if (!needsCertificate) return;
     const running: Running = { listener: undefined, own: undefined, auto: undefined, url: undefined };
     this.running = running;

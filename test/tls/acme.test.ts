@@ -1,45 +1,68 @@
-// test-alone: runs pebble and pebble-challtestsrv on ports of their own, and waits on their validations.
+// test-alone: runs pebble and pebble-challtestsrv (twice) on ports of their own, and ffmpeg over RTMPS.
 import assert from 'node:assert/strict';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setPath } from '../../src/config/index.js';
 import type { ConfigAnswer } from '../../src/config-api/index.js';
 import type { TlsStatusView } from '../../src/tls/index.js';
-import { freePort, startPebble, type Pebble } from '../helpers/pebble.js';
+import { uiSettingsSave } from '../config-api/ui-settings.js';
+import { freePort, selfSigned, startPebble, type Pebble } from '../helpers/pebble.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ffmpeg } from '../ingest/rtmp-support.js';
-import { ok, waitFor } from '../process/support.js';
+import { ok, waitFor, waitForState } from '../process/support.js';
 import { capturingLogger, openVerified } from './support.js';
+import { uiAddresses } from './ui-addresses.js';
 
 type Answer = ConfigAnswer & { tls: TlsStatusView };
+const NAME = 'www.streamcore.test';
+
+/** The same address on loopback: challtestsrv resolves every test name to 127.0.0.1. */
+const onLoopback = (url: string): string => {
+  const parsed = new URL(url);
+  parsed.hostname = '127.0.0.1';
+  return parsed.toString().replace(/\/$/, '');
+};
 
 describe('tls.auto: certificates from a real ACME server (pebble)', () => {
   let pebble: Pebble;
   let server: TestServer;
   let root: string;
+  let rootFile: string;
   const { logger, lines } = capturingLogger();
 
   before(async () => {
     const port = await freePort();
     pebble = await startPebble(port);
     root = await pebble.root();
+    const own = selfSigned((await import('node:os')).tmpdir(), `streamcore-rtmps-${port}`, 'DNS:localhost');
     server = await startServer({
       logger,
       // HSTS only for a chain to these roots: pebble's stands in for the public ones here.
       tls: { publicRoots: [root] },
+      // Addresses as the UI writes them, `:port` (with auth off they bind loopback).
       config: {
-        address: `127.0.0.1:${port}`,
+        address: `:${port}`,
         host: { name: [] },
-        rtmp: { enable: true, enable_tls: true, address: '127.0.0.1:0', address_tls: '127.0.0.1:0' },
-        tls: {
+        rtmp: {
           enable: true,
-          auto: true,
-          email: 'ops@streamcore.test',
-          address: '127.0.0.1:0',
+          enable_tls: true,
+          address: `:${await freePort()}`,
+          address_tls: `:${await freePort()}`,
+        },
+        tls: {
+          enable: false,
+          auto: false,
+          address: `:${await freePort()}`,
+          // RTMPS on own files until the UI turns tls.auto on.
+          cert_file: own.cert,
+          key_file: own.key,
           acme: { directory_url: pebble.directoryUrl, ca_file: pebble.apiCaFile },
         },
       },
     });
+    rootFile = join(server.dir, 'pebble-root.pem');
+    await writeFile(rootFile, root);
   });
   after(async () => {
     await server?.close();
@@ -48,12 +71,25 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
 
   /** Stores host.name over the API and reloads, as the UI's Save and Restart do. */
   async function useNames(names: string[]): Promise<void> {
-    const shown = await ok<Answer>(server, 'GET', '/config');
-    await ok(server, 'PUT', '/config', {
-      ...shown.config,
-      host: { ...(shown.config.host as object), name: names },
-    });
+    const answer = await ok<Answer>(server, 'GET', '/config');
+    await ok(
+      server,
+      'PUT',
+      '/config',
+      uiSettingsSave(answer, (form) => setPath(form, 'host.name', names.join(', '))),
+    );
     await ok(server, 'GET', '/config/reload');
+  }
+
+  async function serving(): Promise<TlsStatusView> {
+    return waitFor(
+      async () => {
+        const answer = await ok<Answer>(server, 'GET', '/config');
+        return answer.tls.state === 'serving' && answer.tls.source === 'acme' ? answer.tls : undefined;
+      },
+      60_000,
+      'the certificate',
+    );
   }
 
   /** Waits for the status to name a failure matching `reason`, and for the log line that says it. */
@@ -74,9 +110,150 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
     return status;
   }
 
+  it("turns HTTPS on from the UI's Settings (Save, Restart), and the addresses the UI then shows work", async () => {
+    const shown = await ok<Answer>(server, 'GET', '/config');
+    // RTMPS only, on its own files; no HTTPS yet.
+    assert.equal(shown.tls.source, 'file');
+    assert.equal(server.app.tls.url, undefined);
+    const body = uiSettingsSave(shown, (form) => {
+      setPath(form, 'host.name', NAME);
+      setPath(form, 'tls.auto', true);
+      setPath(form, 'tls.email', 'ops@streamcore.test');
+    });
+    assert.deepEqual((body as { tls: unknown }).tls, {
+      ...(shown.config.tls as object),
+      enable: true,
+      auto: true,
+      email: 'ops@streamcore.test',
+    });
+    await ok(server, 'PUT', '/config', body);
+    await ok(server, 'GET', '/config/reload');
+    const status = await serving();
+    assert.deepEqual(status.names, [NAME]);
+    assert.equal(status.error, null);
+
+    // The UI now reached over HTTPS: it reads the config there and builds its addresses from it.
+    const https = await openVerified(server.app.tls.url as string, root, NAME);
+    const answer = await https.get('/api/v3/config', 'localhost');
+    https.socket.destroy();
+    const seen = (JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Answer).config as Parameters<
+      typeof uiAddresses
+    >[1];
+    const ui = uiAddresses(server.app.tls.url as string, seen);
+    const tlsPort = new URL(server.app.tls.url as string).port;
+    assert.equal(ui.http, `https://${NAME}:${tlsPort}`);
+    const rtmpsPort = server.app.ingest.rtmp?.ports()[1];
+    assert.equal(ui.rtmp('channel'), `rtmps://${NAME}:${rtmpsPort}/channel.stream`);
+
+    // RTMPS at the UI's address, verified against the CA's root for the name (same certificate).
+    const verify = ['-tls_verify', '1', '-ca_file', rootFile, '-verifyhost', NAME];
+    const rtmps = onLoopback(ui.rtmp('channel'));
+    const publisher = ffmpeg([
+      ...['-re', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=25', '-t', '4', '-c:v', 'libx264', '-g', '25'],
+      ...[...verify, '-f', 'flv', rtmps],
+    ]);
+    await waitFor(
+      () => Promise.resolve(server.app.ingest.rtmp?.channels().includes('/channel.stream')),
+      10_000,
+      'the RTMPS publisher',
+    );
+    const player = await ffmpeg([...verify, '-i', rtmps, '-t', '1', '-f', 'null', '-']).done;
+    assert.equal(player.code, 0, player.stderr);
+    assert.equal((await publisher.done).code, 0);
+    // Checked, not waved through: a name the certificate does not carry is refused.
+    const wrong = await ffmpeg([
+      '-tls_verify',
+      '1',
+      '-ca_file',
+      rootFile,
+      '-verifyhost',
+      'other.test',
+      '-i',
+      rtmps,
+      '-t',
+      '1',
+      '-f',
+      'null',
+      '-',
+    ]).done;
+    assert.notEqual(wrong.code, 0);
+
+    // HLS at the UI's address, written by an encoder through the plain loopback listener.
+    await ok(server, 'POST', '/process', {
+      id: 'ui-hls',
+      input: [{ id: 'in', address: 'testsrc=size=64x48:rate=25', options: ['-re', '-f', 'lavfi'] }],
+      output: [
+        {
+          id: 'out',
+          address: '{memfs}/ui-hls.m3u8',
+          options: ['-c:v', 'libx264', '-g', '25', '-f', 'hls', '-hls_time', '1'],
+        },
+      ],
+      autostart: true,
+    });
+    try {
+      await waitForState(server, 'ui-hls', 'running');
+      const hls = new URL(ui.hls('ui-hls'));
+      const player = await openVerified(onLoopback(hls.origin), root, NAME);
+      await waitFor(
+        async () => /^HTTP\/1\.1 200 [\s\S]*#EXTINF/.test(await player.get(hls.pathname)),
+        20_000,
+        'the playlist at the UI address',
+      );
+      player.socket.destroy();
+    } finally {
+      await ok(server, 'DELETE', '/process/ui-hls');
+    }
+  });
+
+  it('serves the whole API on HTTPS, with HSTS for a trusted chain, and keeps the account and certificate private', async () => {
+    const https = await openVerified(server.app.tls.url as string, root, NAME);
+    for (const path of ['/api/v3/config', '/dashboard/', '/api/swagger/', '/ping']) {
+      // With auth off (the test server's) the API answers local names only.
+      const answer = await https.get(path, path.startsWith('/api') ? 'localhost' : undefined);
+      assert.match(answer, /^HTTP\/1\.1 200 /, `${path}: ${answer.slice(0, 200)}`);
+      assert.match(answer, /strict-transport-security: max-age=31536000/i, path);
+    }
+    https.socket.destroy();
+    // HSTS only over HTTPS.
+    const plain = await fetch(`${server.url}/ping`);
+    assert.equal(plain.headers.get('strict-transport-security'), null);
+    // Account and certificate under <db.dir>/cert, readable by the server only.
+    const dir = join(server.config.db.dir, 'cert');
+    assert.equal((await stat(dir)).mode & 0o777, 0o700);
+    for (const file of ['account.key', 'accounts.json', 'certificate.pem', 'certificate.key']) {
+      assert.equal((await stat(join(dir, file))).mode & 0o777, 0o600, file);
+    }
+    assert.match(await readFile(join(dir, 'certificate.pem'), 'utf8'), /BEGIN CERTIFICATE/);
+    // ... and out of an encoder's reach.
+    const refused = await fetch(`${server.url}/api/v3/process`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'steal-key',
+        input: [{ id: 'in', address: join(dir, 'certificate.key'), options: [] }],
+        output: [{ id: 'out', address: '-', options: ['-f', 'null'] }],
+      }),
+    });
+    assert.equal(refused.status, 400, await refused.text());
+  });
+
+  it('swaps a renewed certificate in while a client holds its connection', async () => {
+    const url = server.app.tls.url as string;
+    const held = await openVerified(url, root, NAME);
+    assert.match(await held.get('/ping'), /^HTTP\/1\.1 200 /);
+    await server.app.tls.renewCertificate();
+    const fresh = await openVerified(url, root, NAME);
+    assert.notEqual(fresh.peer.serialNumber, held.peer.serialNumber, 'a new certificate for new connections');
+    // The held connection goes on, with the certificate it shook hands with.
+    assert.match(await held.get('/ping'), /^HTTP\/1\.1 200 /);
+    held.socket.destroy();
+    fresh.socket.destroy();
+  });
+
   it('says that host.name is empty, and HTTP keeps serving', async () => {
-    const status = await expectFailure(/host\.name is empty/, null);
-    assert.equal(status.state, 'pending');
+    await useNames([]);
+    await expectFailure(/host\.name is empty/, null);
   });
 
   it('says that an IP address gets no certificate', async () => {
@@ -127,103 +304,5 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
       await other.close();
       await refusing.stop();
     }
-  });
-
-  it('obtains a certificate over HTTP-01 and serves the whole API on HTTPS with it', async () => {
-    await useNames(['www.streamcore.test']);
-    const status = await waitFor(
-      async () => {
-        const answer = await ok<Answer>(server, 'GET', '/config');
-        return answer.tls.state === 'serving' ? answer.tls : undefined;
-      },
-      60_000,
-      'the certificate',
-    );
-    assert.deepEqual(status.names, ['www.streamcore.test']);
-    assert.equal(status.source, 'acme');
-    assert.equal(status.error, null);
-    const url = server.app.tls.url;
-    assert.ok(url !== undefined);
-    const https = await openVerified(url, root, 'www.streamcore.test');
-    for (const path of ['/api/v3/config', '/dashboard/', '/api/swagger/', '/ping']) {
-      // With auth off (the test server's) the API answers local names only.
-      const answer = await https.get(path, path.startsWith('/api') ? 'localhost' : undefined);
-      assert.match(answer, /^HTTP\/1\.1 200 /, `${path}: ${answer.slice(0, 200)}`);
-      assert.match(answer, /strict-transport-security: max-age=31536000/i, path);
-    }
-    https.socket.destroy();
-    // HSTS only over HTTPS.
-    const plain = await fetch(`${server.url}/ping`);
-    assert.equal(plain.headers.get('strict-transport-security'), null);
-    // Account and certificate under <db.dir>/cert, readable by the server only.
-    const dir = join(server.config.db.dir, 'cert');
-    assert.equal((await stat(dir)).mode & 0o777, 0o700);
-    for (const file of ['account.key', 'accounts.json', 'certificate.pem', 'certificate.key']) {
-      assert.equal((await stat(join(dir, file))).mode & 0o777, 0o600, file);
-    }
-    assert.match(await readFile(join(dir, 'certificate.pem'), 'utf8'), /BEGIN CERTIFICATE/);
-  });
-
-  it('serves RTMPS with the same certificate, to an ffmpeg that verifies it', async () => {
-    const rootFile = join(server.dir, 'pebble-root.pem');
-    await writeFile(rootFile, root);
-    const tlsPort = server.app.ingest.rtmp?.ports()[1];
-    const url = `rtmps://127.0.0.1:${tlsPort}/live/verified`;
-    const verify = ['-tls_verify', '1', '-ca_file', rootFile, '-verifyhost', 'www.streamcore.test'];
-    const publisher = ffmpeg([
-      '-re',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=size=64x48:rate=25',
-      '-t',
-      '4',
-      '-c:v',
-      'libx264',
-      '-g',
-      '25',
-      ...verify,
-      '-f',
-      'flv',
-      url,
-    ]);
-    await waitFor(
-      () => Promise.resolve(server.app.ingest.rtmp?.channels().includes('/live/verified')),
-      10_000,
-      'the RTMPS publisher',
-    );
-    const player = await ffmpeg([...verify, '-i', url, '-t', '1', '-f', 'null', '-']).done;
-    assert.equal(player.code, 0, player.stderr);
-    assert.equal((await publisher.done).code, 0);
-    // Checked, not waved through: a name the certificate does not carry is refused.
-    const wrong = await ffmpeg([
-      '-tls_verify',
-      '1',
-      '-ca_file',
-      rootFile,
-      '-verifyhost',
-      'other.test',
-      '-i',
-      url,
-      '-t',
-      '1',
-      '-f',
-      'null',
-      '-',
-    ]).done;
-    assert.notEqual(wrong.code, 0);
-  });
-
-  it('swaps a renewed certificate in while a client holds its connection', async () => {
-    const url = server.app.tls.url as string;
-    const held = await openVerified(url, root, 'www.streamcore.test');
-    assert.match(await held.get('/ping'), /^HTTP\/1\.1 200 /);
-    await server.app.tls.renewCertificate();
-    const fresh = await openVerified(url, root, 'www.streamcore.test');
-    assert.notEqual(fresh.peer.serialNumber, held.peer.serialNumber, 'a new certificate for new connections');
-    // The held connection goes on, with the certificate it shook hands with.
-    assert.match(await held.get('/ping'), /^HTTP\/1\.1 200 /);
-    held.socket.destroy();
-    fresh.socket.destroy();
   });
 });
