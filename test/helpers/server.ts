@@ -89,7 +89,15 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     configFile,
     configSource: { file: configFile, fileJson: loaded.fileJson, overrides: loaded.overrides, env, cwd: dir },
   });
-  const url = await app.listen();
+  let url: string;
+  try {
+    url = await app.listen();
+  } catch (error) {
+    // A start that fails (a test of the failure) leaves nothing running.
+    await app.close();
+    if (ownDir) await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url,
     app,

@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from 'node:tls';
+import { createHash, createPublicKey } from 'node:crypto';
 import type { ConfigAnswer } from '../../src/config-api/index.js';
 import type { TlsStatusView } from '../../src/tls/index.js';
+import { launchBrowser } from '../dashboard/browser.js';
 import { selfSigned } from '../helpers/pebble.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ok, waitFor, waitForState } from '../process/support.js';
@@ -163,6 +165,121 @@ describe('HTTPS with own certificate files', () => {
       https.socket.destroy();
     } finally {
       await ok(server, 'DELETE', '/process/tls-hls');
+    }
+  });
+
+  it('plays HLS over HTTPS in Chromium, from a player page on https', async () => {
+    await ok(server, 'POST', '/process', {
+      id: 'tls-player',
+      input: [{ id: 'in', address: 'testsrc=size=320x240:rate=25', options: ['-re', '-f', 'lavfi'] }],
+      output: [
+        {
+          id: 'out',
+          address: '{memfs}/tls-player.m3u8',
+          options: [
+            '-c:v',
+            'libx264',
+            '-pix_fmt',
+            'yuv420p',
+            '-g',
+            '25',
+            '-f',
+            'hls',
+            '-hls_time',
+            '1',
+            '-hls_list_size',
+            '4',
+            '-hls_segment_type',
+            'fmp4',
+            '-hls_fmp4_init_filename',
+            'tls-player-init.mp4',
+          ],
+        },
+      ],
+      autostart: true,
+    });
+    const url = server.app.tls.url as string;
+    // The page itself on https, from the server's disk filesystem: a small MSE player (as hls.js
+    // plays in browsers) that follows the live playlist and appends its fMP4 segments.
+    const page = `<!doctype html><video id="v" muted autoplay playsinline></video><script>
+const base = ${JSON.stringify(url)} + '/memfs/';
+const video = document.getElementById('v');
+const source = new MediaSource();
+video.src = URL.createObjectURL(source);
+source.addEventListener('sourceopen', async () => {
+  const buffer = source.addSourceBuffer('video/mp4; codecs="avc1.640015"');
+  const append = (bytes) => new Promise((done) => { buffer.addEventListener('updateend', done, { once: true }); buffer.appendBuffer(bytes); });
+  const get = async (name) => { const answer = await fetch(base + name); if (!answer.ok) throw new Error(name + ': ' + answer.status); return answer; };
+  let playlist = 'tls-player.m3u8';
+  const first = await (await get(playlist)).text();
+  const variant = first.split('\\n').find((line) => line.startsWith('tls-player.m3u8?'));
+  if (variant) playlist = variant;
+  const seen = new Set();
+  let initialized = false;
+  for (;;) {
+    const lines = (await (await get(playlist)).text()).split('\\n');
+    if (!initialized) {
+      const map = lines.find((line) => line.startsWith('#EXT-X-MAP:'));
+      await append(await (await get(/URI="([^"]+)"/.exec(map)[1])).arrayBuffer());
+      initialized = true;
+    }
+    for (const line of lines.filter((line) => line !== '' && !line.startsWith('#'))) {
+      if (seen.has(line)) continue;
+      seen.add(line);
+      await append(await (await get(line)).arrayBuffer());
+      if (video.paused) video.play().catch(() => undefined);
+    }
+    await new Promise((resume) => setTimeout(resume, 500));
+  }
+});
+</script>`;
+    const upload = await fetch(`${server.url}/api/v3/fs/disk/player.html`, { method: 'PUT', body: page });
+    assert.ok(upload.status === 201 || upload.status === 204, String(upload.status));
+    // Chromium trusts exactly this key (not every certificate).
+    const spki = createHash('sha256')
+      .update(createPublicKey(await readFile(keyFile())).export({ type: 'spki', format: 'der' }))
+      .digest('base64');
+    const browser = await launchBrowser([
+      `--ignore-certificate-errors-spki-list=${spki}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ]);
+    try {
+      await waitForState(server, 'tls-player', 'running');
+      await waitFor(
+        async () => (await fetch(`${server.url}/memfs/tls-player-init.mp4`)).status === 200,
+        20_000,
+        'the first segment',
+      );
+      const tab = await browser.newPage();
+      const mixed: string[] = [];
+      const problems: string[] = [];
+      tab.on('pageerror', (error) => problems.push(error.message));
+      tab.on('console', (message) => {
+        problems.push(message.text());
+        if (/mixed content/i.test(message.text())) mixed.push(message.text());
+      });
+      await tab.goto(`${url}/player.html`);
+      const state = (): Promise<{ time: number; width: number; error: string }> =>
+        tab.evaluate(
+          "(({ currentTime, videoWidth, error }) => ({ time: currentTime, width: videoWidth, error: String(error?.message ?? '') }))(document.getElementById('v'))",
+        );
+      await waitFor(
+        async () => {
+          const now = await state();
+          return now.time > 1.5 && now.width === 320 ? now : undefined;
+        },
+        30_000,
+        'the video to play',
+      ).catch(async (error: unknown) => {
+        throw new Error(
+          `${(error as Error).message}: ${JSON.stringify(await state())} ${problems.join('; ')}`,
+        );
+      });
+      assert.equal(await tab.evaluate('location.protocol'), 'https:');
+      assert.deepEqual(mixed, []);
+    } finally {
+      await browser.close();
+      await ok(server, 'DELETE', '/process/tls-player');
     }
   });
 });

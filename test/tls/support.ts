@@ -36,17 +36,19 @@ export async function openVerified(
     get: (path, host = servername) =>
       new Promise((resolve, reject) => {
         let text = '';
+        const onError = (error: Error): void => reject(error);
         const onData = (chunk: Buffer): void => {
           text += chunk.toString();
           const [head = '', body = ''] = text.split('\r\n\r\n');
           const length = /content-length: (\d+)/i.exec(head);
           if (length !== null && Buffer.byteLength(body) >= Number(length[1])) {
             socket.off('data', onData);
+            socket.off('error', onError);
             resolve(text);
           }
         };
         socket.on('data', onData);
-        socket.once('error', reject);
+        socket.once('error', onError);
         socket.write(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n\r\n`);
       }),
   };
