@@ -52,7 +52,6 @@ function fetchOnce(target: Target, method: string, path: string, body?: string):
       {
         method,
         agent: target.agent,
-        rejectUnauthorized: false,
         headers:
           body === undefined
             ? {}
@@ -152,7 +151,7 @@ async function main(): Promise<void> {
     const https: Target = {
       url: `https://127.0.0.1:${tlsPort}`,
       agent: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }),
-      send: httpsRequest as typeof httpRequest,
+      send: httpsRequest,
     };
     for (let tries = 0; ; tries += 1) {
       const up = await fetchOnce(https, 'GET', '/ping').then(

@@ -69,6 +69,13 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
     await pebble?.stop();
   });
 
+  /** Where HTTPS listens now (each reload that rebuilds it may move it). */
+  function httpsUrl(): string {
+    const url = server.app.tls.url;
+    assert.ok(url !== undefined, 'HTTPS is listening');
+    return url;
+  }
+
   /** Stores host.name over the API and reloads, as the UI's Save and Restart do. */
   async function useNames(names: string[]): Promise<void> {
     const answer = await ok<Answer>(server, 'GET', '/config');
@@ -133,14 +140,18 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
     assert.equal(status.error, null);
 
     // The UI now reached over HTTPS: it reads the config there and builds its addresses from it.
-    const https = await openVerified(server.app.tls.url as string, root, NAME);
+    const https = await openVerified(httpsUrl(), root, NAME);
+    // Renewed at two thirds of the served certificate's lifetime.
+    const [from, to] = [Date.parse(https.peer.valid_from), Date.parse(https.peer.valid_to)];
+    assert.equal(status.renew_at, new Date(from + ((to - from) * 2) / 3).toISOString());
+    assert.equal(status.not_after, new Date(to).toISOString());
     const answer = await https.get('/api/v3/config', 'localhost');
     https.socket.destroy();
     const seen = (JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Answer).config as Parameters<
       typeof uiAddresses
     >[1];
-    const ui = uiAddresses(server.app.tls.url as string, seen);
-    const tlsPort = new URL(server.app.tls.url as string).port;
+    const ui = uiAddresses(httpsUrl(), seen);
+    const tlsPort = new URL(httpsUrl()).port;
     assert.equal(ui.http, `https://${NAME}:${tlsPort}`);
     const rtmpsPort = server.app.ingest.rtmp?.ports()[1];
     assert.equal(ui.rtmp('channel'), `rtmps://${NAME}:${rtmpsPort}/channel.stream`);
@@ -207,7 +218,7 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
   });
 
   it('serves the whole API on HTTPS, with HSTS for a trusted chain, and keeps the account and certificate private', async () => {
-    const https = await openVerified(server.app.tls.url as string, root, NAME);
+    const https = await openVerified(httpsUrl(), root, NAME);
     for (const path of ['/api/v3/config', '/dashboard/', '/api/swagger/', '/ping']) {
       // With auth off (the test server's) the API answers local names only.
       const answer = await https.get(path, path.startsWith('/api') ? 'localhost' : undefined);
@@ -239,7 +250,7 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
   });
 
   it('swaps a renewed certificate in while a client holds its connection', async () => {
-    const url = server.app.tls.url as string;
+    const url = httpsUrl();
     const held = await openVerified(url, root, NAME);
     assert.match(await held.get('/ping'), /^HTTP\/1\.1 200 /);
     await server.app.tls.renewCertificate();
