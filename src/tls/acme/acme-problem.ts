@@ -30,14 +30,30 @@ export function problemOf(
 ): AcmeProblem {
   let type = 'streamcore:http';
   let detail = `${fallback}: HTTP ${status}`;
+  let name: string | undefined;
   try {
-    const document = JSON.parse(body.toString('utf8')) as { type?: unknown; detail?: unknown };
+    const document = JSON.parse(body.toString('utf8')) as {
+      type?: unknown;
+      detail?: unknown;
+      subproblems?: { identifier?: { value?: unknown } }[];
+    };
     if (typeof document.type === 'string') type = document.type;
     if (typeof document.detail === 'string') detail = document.detail;
+    // A refused order names the identifier it refused in a subproblem (RFC 8555 §6.7.1).
+    const refused = Array.isArray(document.subproblems)
+      ? document.subproblems[0]?.identifier?.value
+      : undefined;
+    if (typeof refused === 'string') name = refused;
   } catch {
     // Not JSON: the status says enough.
   }
-  return new AcmeProblem(type, detail, undefined, retryAfterMs(headers['retry-after'], now));
+  const retryAfter = headers['retry-after'];
+  return new AcmeProblem(
+    type,
+    detail,
+    name,
+    retryAfterMs(typeof retryAfter === 'string' ? retryAfter : undefined, now),
+  );
 }
 
 /** Retry-After in seconds or as an HTTP date (RFC 9110 §10.2.3), as ms from `now`. */
