@@ -10,7 +10,7 @@ export const TlsStatus = Type.Object(
   {
     state: Type.Union([Type.Literal('off'), Type.Literal('pending'), Type.Literal('serving')], {
       description:
-        '`off`: neither HTTPS (tls.enable) nor RTMPS (rtmp.enable_tls) is on; `pending`: no certificate yet (handshakes fail); `serving`: they serve the certificate for `names`',
+        '`off`: neither HTTPS (tls.enable) nor RTMPS (rtmp.enable_tls) is on; `pending`: no certificate for the configured names yet (handshakes fail, or get the one served before a reload); `serving`: they serve the certificate for `names`',
     }),
     source: Type.Union([Type.Literal('none'), Type.Literal('file'), Type.Literal('acme')], {
       description: 'Where the served certificate comes from: tls.cert_file/key_file, or ACME (tls.auto)',

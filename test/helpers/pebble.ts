@@ -150,7 +150,7 @@ export async function startPebble(
     },
     async stop() {
       for (const child of children) {
-        if (child.exitCode === null) {
+        if (child.exitCode === null && child.signalCode === null) {
           const exited = new Promise((resolve) => child.once('exit', resolve));
           child.kill('SIGTERM');
           await exited;

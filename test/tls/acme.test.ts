@@ -1,6 +1,7 @@
 // test-alone: runs pebble and pebble-challtestsrv (twice) on ports of their own, and ffmpeg over RTMPS.
 import assert from 'node:assert/strict';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setPath } from '../../src/config/index.js';
@@ -29,14 +30,18 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
   let server: TestServer;
   let root: string;
   let rootFile: string;
+  /** The server's directory, kept over a restart. */
+  let dir: string;
   const { logger, lines } = capturingLogger();
 
   before(async () => {
     const port = await freePort();
     pebble = await startPebble(port);
     root = await pebble.root();
-    const own = selfSigned((await import('node:os')).tmpdir(), `streamcore-rtmps-${port}`, 'DNS:localhost');
+    const own = selfSigned(tmpdir(), `streamcore-rtmps-${port}`, 'DNS:localhost');
+    dir = await mkdtemp(join(tmpdir(), 'streamcore-acme-'));
     server = await startServer({
+      dir,
       logger,
       // HSTS only for a chain to these roots: pebble's stands in for the public ones here.
       tls: { publicRoots: [root] },
@@ -67,6 +72,7 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
   after(async () => {
     await server?.close();
     await pebble?.stop();
+    await rm(dir, { recursive: true, force: true });
   });
 
   /** Where HTTPS listens now (each reload that rebuilds it may move it). */
@@ -315,5 +321,23 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
       await other.close();
       await refusing.stop();
     }
+  });
+
+  it('serves the stored certificate after a restart, without asking the CA', async () => {
+    await server.close();
+    await pebble.stop();
+    // The CA's roots went with it: nothing may need them.
+    server = await startServer({
+      dir,
+      logger,
+      tls: { publicRoots: [root] },
+      config: { host: { name: [NAME] }, tls: { acme: { ca_file: '' } } },
+    });
+    const status = (await ok<Answer>(server, 'GET', '/config')).tls;
+    assert.equal(status.state, 'serving');
+    assert.deepEqual(status.names, [NAME]);
+    const https = await openVerified(httpsUrl(), root, NAME);
+    assert.match(await https.get('/ping'), /^HTTP\/1\.1 200 /);
+    https.socket.destroy();
   });
 });
