@@ -283,7 +283,16 @@ describe('tls.auto: certificates from a real ACME server (pebble)', () => {
     await pebble.resolve('unreachable.streamcore.test', '127.0.0.2');
     await useNames(['unreachable.streamcore.test']);
     const status = await expectFailure(/connection|refused/i, 'unreachable.streamcore.test');
-    assert.ok(status.next_attempt_at !== null && Date.parse(status.next_attempt_at) > Date.now());
+    const wait = (view: TlsStatusView): number =>
+      Date.parse(view.next_attempt_at ?? '') - Date.parse(view.error?.at ?? '');
+    assert.ok(Math.abs(wait(status) - 60_000) < 1000, `first retry after a minute: ${wait(status)} ms`);
+    // Failing again, it waits longer (the CA counts failed validations per name and hour).
+    await server.app.tls.renewCertificate();
+    const again = (await ok<Answer>(server, 'GET', '/config')).tls;
+    assert.ok(
+      Math.abs(wait(again) - 5 * 60_000) < 1000,
+      `second retry after five minutes: ${wait(again)} ms`,
+    );
   });
 
   it('says that the CA refused, and HTTP keeps serving', async () => {
