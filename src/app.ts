@@ -3,16 +3,23 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
-import { createAuth } from './auth/index.js';
+import { createAuth, credentialsReloadStep } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
-import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
+import {
+  applyLive,
+  ConfigStore,
+  readEachTime,
+  registerConfigRoutes,
+  type ConfigSource,
+} from './config-api/index.js';
 import { API_CONTRACTS } from './api-contracts.js';
 import { createHttpServer, type ApiDescription } from './http/index.js';
 import { Lifecycle } from './lifecycle/index.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { registerProbeRoutes } from './probe/index.js';
+import { Router } from './router/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import { removeStaleDirectories, removeStaleTemporaries } from './persistence/leftovers.js';
 import { type Collector, Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
@@ -87,7 +94,7 @@ export interface App {
  * order (docs/architecture.md), which a split into helpers would hide.
  */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
-  const lifecycle = new Lifecycle();
+  const lifecycle = new Lifecycle<Config>();
   // Asked first, answered by the time the processes need it: setpriv and bwrap (each encoder
   // confined where the machine allows it, ffmpeg.sandbox) are probed while the server is built.
   const spawnForEncoders =
@@ -136,6 +143,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   lifecycle.onShutdown(() => storage.close());
   collectors.push(storage.collector);
 
+  // --- router: the UI build at /ui/ and router.routes, asked before the disk serves a path ---
+  const router = await Router.create(config, deps.logger);
+  storage.diskFallbacks.push(router.claim);
+  lifecycle.onReload(router.reloadStep);
+
   // --- auth: login routes and identity ---
   let configStore: ConfigStore | undefined;
   const auth = await createAuth(config, {
@@ -147,6 +159,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Also guards every route under /api/v3 registered after this line, in whatever scope.
   await auth.register(server);
   lifecycle.onShutdown(() => auth.close());
+  lifecycle.onReload(credentialsReloadStep(config, (settings) => auth.applyCredentials(settings)));
+  // Read from the running config by every request that needs them.
+  lifecycle.onReload(readEachTime('identity', ['name', 'host.name']));
 
   // --- skills: what the configured ffmpeg can do, learned once at start and on each reload ---
   const skills = new SkillsService({
@@ -214,10 +229,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       running: config,
       overrides,
       now,
-      apply: (next) => {
-        const nextStart = applyLive(next, {
+      apply: async (next) => {
+        const nextStart = await applyLive(next, {
           running: config,
-          applyCredentials: (settings) => auth.applyCredentials(settings),
+          steps: lifecycle.reloadable,
           logger: deps.logger,
         });
         for (const secret of configSecrets(config)) heldSecrets.add(secret);

@@ -58,6 +58,7 @@ const stored = (path: string, kind: V16Kind, value: unknown, extra: Partial<V16F
 
 const RUNS_PROGRAM = 'it names the program the server runs for every process';
 const MOVES_FILES = 'it decides which directory the server reads, writes or serves';
+const UNBLOCKS_ROUTES = 'it decides which paths the served directories may take over';
 const LIFTS_POLICY = 'it decides what encoders may read and write';
 const SIGNS_TOKENS = 'it signs every token: whoever chooses it can make tokens of their own';
 const ADDS_LOGINS =
@@ -168,9 +169,9 @@ export const V16_FIELDS: readonly V16Field[] = [
   stored('service.enable', 'bool', false),
   stored('service.token', 'string', '', { secret: true }),
   stored('service.url', 'string', 'https://service.datarhei.com'),
-  stored('router.blocked_prefixes', 'strings', ['/api']),
-  stored('router.routes', 'map', {}),
-  stored('router.ui_path', 'string', ''),
+  mapped('router.blocked_prefixes', 'strings', { fileOnly: UNBLOCKS_ROUTES }),
+  mapped('router.routes', 'map', { fileOnly: MOVES_FILES }),
+  mapped('router.ui_path', 'string', { fileOnly: MOVES_FILES }),
 ];
 
 /**

@@ -5,8 +5,11 @@
  */
 import type { IntRange } from './int-range.js';
 
-/** `patterns`: a list like `list`, but env values split on white space only (expressions hold commas). */
-export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants';
+/**
+ * `patterns`: a list like `list`, but env values split on white space only (expressions hold commas).
+ * `map`: an object of strings; its env value is the reference's `key:value key:value`.
+ */
+export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants' | 'map';
 
 export interface ConfigKey {
   readonly path: string;
@@ -221,6 +224,9 @@ export const KEYS: readonly ConfigKey[] = [
   key('srt.log.topics', 'CORE_SRT_LOG_TOPICS', 'list'),
   key('tls.cert_file', ['CORE_TLS_CERT_FILE', 'CORE_TLS_CERTFILE'], 'string'),
   key('tls.key_file', ['CORE_TLS_KEY_FILE', 'CORE_TLS_KEYFILE'], 'string'),
+  key('router.blocked_prefixes', 'CORE_ROUTER_BLOCKED_PREFIXES', 'list'),
+  key('router.routes', 'CORE_ROUTER_ROUTES', 'map'),
+  key('router.ui_path', 'CORE_ROUTER_UI_PATH', 'string'),
   key('sessions.enable', 'CORE_SESSIONS_ENABLE', 'bool'),
   key('sessions.ip_ignorelist', 'CORE_SESSIONS_IP_IGNORELIST', 'list'),
   int('sessions.session_timeout_sec', 'CORE_SESSIONS_SESSION_TIMEOUT_SEC', {

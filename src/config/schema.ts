@@ -158,6 +158,15 @@ export interface Config {
   };
   /** Certificate and key (PEM files) for RTMPS; the reference's HTTPS keys are not implemented. */
   tls: { cert_file: string; key_file: string };
+  /** What the server serves besides its own routes (datarhei Core's `router`, docs/configuration.md#router). */
+  router: {
+    /** Prefixes no entry of `routes` may start with (the reference's plain string prefix test). */
+    blocked_prefixes: string[];
+    /** `"/path": "/other"` redirects (301); `"/path/*": "<dir>"` serves a directory under `/path/`. */
+    routes: Record<string, string>;
+    /** A directory served at `/ui/` (a Restreamer UI build); '' = none. Absolute after loading. */
+    ui_path: string;
+  };
   sessions: {
     enable: boolean;
     ip_ignorelist: string[];
@@ -245,6 +254,7 @@ export function defaultConfig(): Config {
       log: { enable: false, topics: [] },
     },
     tls: { cert_file: '', key_file: '' },
+    router: { blocked_prefixes: ['/api'], routes: {}, ui_path: '' },
     sessions: {
       enable: true,
       ip_ignorelist: ['127.0.0.1/32', '::1/128'],

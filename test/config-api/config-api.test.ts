@@ -101,7 +101,7 @@ describe('config API (v16 layout)', () => {
       version: 3,
       host: { name: ['tv.example.com'] },
       log: { level: 'debug', topics: ['http'] },
-      router: { routes: { '/old': '/new' } },
+      playout: { min_port: 7000 },
       storage: { disk: { cache: { ttl_seconds: 60 } } },
       some_newer_key: { deep: [1, 2] },
     };
@@ -110,7 +110,7 @@ describe('config API (v16 layout)', () => {
     assert.deepEqual(getPath(answer.config, 'host.name'), ['tv.example.com']);
     assert.equal(getPath(answer.config, 'log.level'), 'debug');
     assert.deepEqual(getPath(answer.config, 'log.topics'), ['http']);
-    assert.deepEqual(getPath(answer.config, 'router.routes'), { '/old': '/new' });
+    assert.equal(getPath(answer.config, 'playout.min_port'), 7000);
     assert.equal(getPath(answer.config, 'storage.disk.cache.ttl_seconds'), 60);
     assert.equal(getPath(answer.config, 'storage.disk.cache.max_file_size_mbytes'), 1);
     assert.deepEqual(answer.config.some_newer_key, { deep: [1, 2] });
