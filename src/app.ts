@@ -105,10 +105,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       : Promise.resolve(deps.spawn);
   // A refusal (ffmpeg.sandbox "on" without bubblewrap) is thrown where it is awaited, below.
   spawnForEncoders.catch(() => undefined);
-  const { server, description } = await createHttpServer(config, deps.logger, {
+  const { server, description, corsReload } = await createHttpServer(config, deps.logger, {
     contracts: API_CONTRACTS,
     inspectAnswer: deps.inspectAnswer,
   });
+  lifecycle.onReload(corsReload);
   const encoders = new EncoderRegistry({
     dir: join(config.db.dir, 'encoders'),
     procRoot: deps.procRoot ?? '/proc',
@@ -162,6 +163,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   lifecycle.onReload(credentialsReloadStep(config, (settings) => auth.applyCredentials(settings)));
   // Read from the running config by every request that needs them.
   lifecycle.onReload(readEachTime('identity', ['name', 'host.name']));
+  // Read by each process's report on every line and run.
+  lifecycle.onReload(readEachTime('process logs', ['ffmpeg.log.max_lines', 'ffmpeg.log.max_history']));
 
   // --- skills: what the configured ffmpeg can do, learned once at start and on each reload ---
   const skills = new SkillsService({

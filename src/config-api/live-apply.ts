@@ -9,8 +9,13 @@ export interface DeferredKey {
   why: string;
 }
 
-/** Keys no reload step owns: why each waits for the next start (docs/configuration.md#what-a-reload-applies). */
-const NO_STEP = 'read once at start';
+/** Why a key no reload step owns waits for the next start (docs/configuration.md#what-a-reload-applies). */
+function whyAtStart(key: string): string {
+  if (/^(address|rtmp\.(enable|enable_tls|address|address_tls)|srt\.|tls\.)/.test(key)) {
+    return 'its listener is opened at start';
+  }
+  return 'read once at start';
+}
 
 export interface LiveApplyDeps {
   /** The configuration the server runs with; applied keys are updated in it, in place. */
@@ -52,7 +57,7 @@ export async function applyLive(next: Config, deps: LiveApplyDeps): Promise<Defe
   for (const { change } of prepared) await change.commit();
   const owned = new Set(deps.steps.flatMap((step) => step.keys));
   for (const key of changed) {
-    if (!owned.has(key)) deferred.push({ key, why: NO_STEP });
+    if (!owned.has(key)) deferred.push({ key, why: whyAtStart(key) });
   }
   const applied = changed.filter((key) => !deferred.some((item) => item.key === key));
   for (const key of applied) setPath(deps.running, key, structuredClone(getPath(next, key)));

@@ -46,6 +46,15 @@ export function createRtmpIngest(
     });
     deps.lifecycle.onShutdown(() => rtmp.close());
   }
+  deps.lifecycle.onReload({
+    name: 'rtmp',
+    keys: ['rtmp.app', 'rtmp.token'],
+    prepare: (next) => ({
+      // `{rtmp}` reads the running config's section, which the reload updates in place.
+      commit: () => server?.setAccess({ app: next.rtmp.app, token: next.rtmp.token }),
+      abort: () => undefined,
+    }),
+  });
   return { server, placeholder: (params) => rtmpProcessUrl(options, boundPort, params) };
 }
 

@@ -74,6 +74,15 @@ export class RtmpServer implements ConnectionHost {
     this.ticker.unref();
   }
 
+  /**
+   * A reloaded `rtmp.app` and `rtmp.token`: asked of every publish and play from now on; the
+   * streams already published or played keep running.
+   */
+  setAccess(access: { app: string; token: string }): void {
+    this.options.app = access.app;
+    this.options.token = access.token;
+  }
+
   /** Paths being published now, e.g. `/live/abc` (GET /api/v3/rtmp). */
   channels(): string[] {
     return [...this.streams.keys()];

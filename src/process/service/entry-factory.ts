@@ -77,8 +77,17 @@ export class EntryFactory {
     const deps = this.deps;
     // The process's own mask: it also hides the memfs credential of its latest run.
     const runMask = new RunCredentialMask(deps.mask);
+    // The running config's section, which a reload updates in place: read on every line and run.
+    const log = deps.config.ffmpeg.log;
     const report = new ProcessReport(
-      { maxLines: deps.config.ffmpeg.log.max_lines, maxHistory: deps.config.ffmpeg.log.max_history },
+      {
+        get maxLines() {
+          return log.max_lines;
+        },
+        get maxHistory() {
+          return log.max_history;
+        },
+      },
       Math.floor(deps.now() / 1000),
       runMask.mask,
     );
