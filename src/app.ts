@@ -6,16 +6,10 @@ import type { Logger } from 'pino';
 import { createAuth, credentialsReloadStep } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
-import {
-  applyLive,
-  ConfigStore,
-  readEachTime,
-  registerConfigRoutes,
-  type ConfigSource,
-} from './config-api/index.js';
+import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
 import { API_CONTRACTS } from './api-contracts.js';
-import { createHttpServer, type ApiDescription } from './http/index.js';
-import { Lifecycle } from './lifecycle/index.js';
+import { createHttpServer, HttpAddress, loopbackBaseUrl, type ApiDescription } from './http/index.js';
+import { Lifecycle, readAtUse } from './lifecycle/index.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { registerProbeRoutes } from './probe/index.js';
@@ -143,6 +137,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await storage.registerMounts(server);
   lifecycle.onShutdown(() => storage.close());
   collectors.push(storage.collector);
+  // The filesystems read their limits from the running config at each write.
+  lifecycle.onReload(
+    readAtUse('storage', [
+      'storage.disk.max_size_mbytes',
+      'storage.memory.max_size_mbytes',
+      'storage.memory.purge',
+    ]),
+  );
 
   // --- router: the UI build at /ui/ and router.routes, asked before the disk serves a path ---
   const router = await Router.create(config, deps.logger);
@@ -162,9 +164,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   lifecycle.onShutdown(() => auth.close());
   lifecycle.onReload(credentialsReloadStep(config, (settings) => auth.applyCredentials(settings)));
   // Read from the running config by every request that needs them.
-  lifecycle.onReload(readEachTime('identity', ['name', 'host.name']));
+  lifecycle.onReload(readAtUse('identity', ['name', 'host.name']));
   // Read by each process's report on every line and run.
-  lifecycle.onReload(readEachTime('process logs', ['ffmpeg.log.max_lines', 'ffmpeg.log.max_history']));
+  lifecycle.onReload(readAtUse('process logs', ['ffmpeg.log.max_lines', 'ffmpeg.log.max_history']));
 
   // --- skills: what the configured ffmpeg can do, learned once at start and on each reload ---
   const skills = new SkillsService({
@@ -218,6 +220,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   storage.mountHooks.push(processes.inputReadMeter);
   // After the server listens: {memfs} needs the base URL, and restored processes write into it.
   lifecycle.onListen((baseUrl) => processes.start(baseUrl));
+  // A reload of `address` moves the listener; processes started from then on write to the new one.
+  const httpAddress = new HttpAddress(config, {
+    http: server.server,
+    logger: deps.logger,
+    moved: (baseUrl) => processes.serverMoved(baseUrl),
+  });
+  lifecycle.onReload(httpAddress.reloadStep);
+  lifecycle.onFinal(() => httpAddress.close());
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
   lifecycle.onShutdown(() => processes.shutdown());
 
@@ -301,9 +311,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       if (!config.api.auth.enable) warnAuthOff(deps.logger, config.address, address.narrowedToLoopback);
       const bound = server.server.address();
       if (bound === null || typeof bound === 'string') throw new Error('server is not listening on TCP');
-      const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-      const loopbackHost = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
-      const baseUrl = `http://${loopbackHost}:${bound.port}`;
+      const baseUrl = loopbackBaseUrl(bound);
       await lifecycle.runListen(baseUrl);
       return baseUrl;
     },

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { getPath, KEYS, setPath, type Config } from '../config/index.js';
 import { ApiError } from '../http/index.js';
-import { NOTHING_TO_BUILD, type PreparedReload, type ReloadStep } from '../lifecycle/index.js';
+import type { PreparedReload, ReloadStep } from '../lifecycle/index.js';
 
 /** A key a reload could not put into effect while running, and why (named in the log). */
 export interface DeferredKey {
@@ -76,9 +76,4 @@ function problemsOf(error: unknown): string[] {
     return error.problems.map(String);
   }
   return [error instanceof Error ? error.message : String(error)];
-}
-
-/** A step for keys every reader looks up in the running config when it needs them. */
-export function readEachTime(name: string, keys: readonly string[]): ReloadStep<Config> {
-  return { name, keys, prepare: () => NOTHING_TO_BUILD };
 }

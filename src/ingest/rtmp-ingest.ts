@@ -32,7 +32,7 @@ export function createRtmpIngest(
       sessions:
         deps.rtmpCollector === undefined
           ? undefined
-          : new RtmpSessions(deps.rtmpCollector, new IpIgnoreList(config.sessions.ip_ignorelist)),
+          : new RtmpSessions(deps.rtmpCollector, new IpIgnoreList(() => config.sessions.ip_ignorelist)),
     });
     server = rtmp;
     const listen = (key: string, address: string, tls?: SecureContextOptions): Promise<number> =>

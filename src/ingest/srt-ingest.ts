@@ -33,7 +33,7 @@ export function createSrtIngest(
           ? undefined
           : new LiveSessions<SrtConnection>(
               deps.srtCollector,
-              new IpIgnoreList(config.sessions.ip_ignorelist),
+              new IpIgnoreList(() => config.sessions.ip_ignorelist),
               (resource) => resource,
             ),
     });

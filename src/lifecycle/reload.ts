@@ -28,3 +28,11 @@ export interface PreparedReload {
 
 /** A prepared reload that changes nothing when committed or aborted. */
 export const NOTHING_TO_BUILD: PreparedReload = { commit: () => undefined, abort: () => undefined };
+
+/**
+ * The step of keys whose readers look them up in the running config each time they use them (a
+ * getter over its section, which the reload updates in place): nothing to build.
+ */
+export function readAtUse<C>(name: string, keys: readonly string[]): ReloadStep<C> {
+  return { name, keys, prepare: () => NOTHING_TO_BUILD };
+}

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RtmpTestClient } from '../helpers/rtmp-client.js';
+import { rawRequest } from '../storage/raw-request.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { call, isAlive, lavfiProcess, ok, waitForState } from '../process/support.js';
+import { call, isAlive, lavfiProcess, ok, waitFor, waitForState } from '../process/support.js';
 
 /**
  * What the Restreamer UI's Save + Restart does (PUT /api/v3/config, GET /api/v3/config/reload),
@@ -17,7 +19,22 @@ describe('config reload: settings take effect while processes keep running', () 
     server = await startServer({
       config: { rtmp: { enable: true, address: '127.0.0.1:0', token: 'old-token' } },
     });
-    await ok(server, 'POST', '/process', lavfiProcess('keeps-running', { autostart: true }));
+    // An encoder that writes HLS into memfs through the server's HTTP address.
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('keeps-running', {
+        output: [
+          {
+            id: 'hls',
+            address: '{memfs}/keeps.m3u8',
+            options: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-f', 'hls', '-hls_time', '1'],
+          },
+        ],
+        autostart: true,
+      }),
+    );
     pid = (await waitForState(server, 'keeps-running', 'running', 20_000, 5)).pid;
   });
   after(() => server.close());
@@ -51,6 +68,39 @@ describe('config reload: settings take effect while processes keep running', () 
     assert.ok(isAlive(pid));
   });
 
+  it('applies the sessions settings and the filesystem limits', async () => {
+    const { username, password } = server.config.storage.memory.auth;
+    const memfsPut = (path: string, body: Buffer | string): Promise<Response> =>
+      fetch(`${server.url}/memfs${path}`, {
+        method: 'PUT',
+        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
+        body,
+      });
+    const playlist = '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\nview0.ts\n';
+    assert.equal((await memfsPut('/view0.ts', Buffer.alloc(1000, 1))).status, 201);
+    assert.equal((await memfsPut('/view.m3u8', playlist)).status, 201);
+    // A counted viewer (127.0.0.2 is not ignored by default) gets a master playlist naming its session.
+    const viewed = async (): Promise<string> =>
+      (await rawRequest(server.url, '/memfs/view.m3u8', { localAddress: '127.0.0.2' })).body.toString();
+    assert.match(await viewed(), /#EXT-X-STREAM-INF/);
+    await ok(server, 'PUT', '/config', {
+      version: 3,
+      sessions: { ip_ignorelist: ['127.0.0.0/8'], max_sessions: 7 },
+      storage: { memory: { max_size_mbytes: 1 } },
+    });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    // 127.0.0.2 is ignored now: it gets the playlist as stored, no session.
+    assert.equal(await viewed(), playlist);
+    const summary = (await (await fetch(`${server.url}/api/v3/session?collectors=hls`)).json()) as {
+      hls: { active: { max_sessions: number } };
+    };
+    assert.equal(summary.hls.active.max_sessions, 7);
+    // memfs holds 1 MiB now.
+    const big = await memfsPut('/big.bin', Buffer.alloc(2 * 1024 * 1024, 1));
+    assert.ok(big.status === 413 || big.status === 507, String(big.status));
+    assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
+  });
+
   it('rebuilds the router from the file; a reload it cannot apply changes nothing and says why', async () => {
     const ui = join(server.dir, 'ui-build');
     await mkdir(ui);
@@ -79,4 +129,27 @@ describe('config reload: settings take effect while processes keep running', () 
     assert.equal(await corsFor('https://other.example'), null);
     assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
   });
+
+  it('moves the HTTP listener; encoders keep writing to the old loopback address', async () => {
+    const port = await freePort();
+    await ok(server, 'PUT', '/config', { version: 3, address: `127.0.0.1:${port}` });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    const moved = `http://127.0.0.1:${port}`;
+    assert.equal((await fetch(`${moved}/ping`)).status, 200);
+    // The encoder started before the move writes new segments through the old address.
+    const playlist = async (): Promise<string> => (await fetch(`${moved}/memfs/keeps.m3u8`)).text();
+    const before = await playlist();
+    await waitFor(async () => ((await playlist()) !== before ? true : undefined), 15_000, 'a new segment');
+    assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
+    assert.ok(isAlive(pid));
+  });
 });
+
+/** A TCP port nothing listens on now (bound and let go). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}

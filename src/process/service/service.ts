@@ -188,6 +188,17 @@ export class ProcessService {
     }
   }
 
+  /**
+   * The HTTP listener moved (a reload of `address`): `{memfs}` and the policy's own port are the
+   * new ones for every run started from now. Running encoders keep the address they were given.
+   */
+  serverMoved(baseUrl: string): void {
+    this.values = { ...this.values, memfs: memfsUrl(baseUrl) };
+    this.access.listening(baseUrl);
+    for (const entry of this.table.all()) entry.resolved = resolveConfig(entry.config, this.values);
+    this.traffic.rebuild(this.values.memfs);
+  }
+
   /** Stops every process (orders kept), runs the purges, writes the db (docs/processes.md#states-orders-and-supervision). */
   async shutdown(): Promise<void> {
     this.closing = true;
