@@ -10,7 +10,7 @@ import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from 
 import { API_CONTRACTS } from './api-contracts.js';
 import { createHttpServer, HttpAddress, loopbackBaseUrl, type ApiDescription } from './http/index.js';
 import { Lifecycle, readAtUse } from './lifecycle/index.js';
-import { LogBuffer, registerLogRoutes } from './log/index.js';
+import { LogBuffer, logLevelReloadStep, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { registerProbeRoutes } from './probe/index.js';
 import { Router } from './router/index.js';
@@ -163,6 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await auth.register(server);
   lifecycle.onShutdown(() => auth.close());
   lifecycle.onReload(credentialsReloadStep(config, (settings) => auth.applyCredentials(settings)));
+  lifecycle.onReload(logLevelReloadStep(deps.logger));
   // Read from the running config by every request that needs them.
   lifecycle.onReload(readAtUse('identity', ['name', 'host.name']));
   // Read by each process's report on every line and run.

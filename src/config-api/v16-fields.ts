@@ -74,7 +74,7 @@ export const V16_FIELDS: readonly V16Field[] = [
   mapped('name', 'string'),
   mapped('address', 'string'),
   stored('update_check', 'bool', false),
-  stored('log.level', 'string', 'info'),
+  mapped('log.level', 'string'),
   stored('log.topics', 'strings', []),
   stored('log.max_lines', 'int', 1000, {
     range: { min: 0, max: 100_000, why: 'the reference keeps that many log lines in memory' },

@@ -32,6 +32,7 @@ function int(path: string, env: string | string[], range: IntRange): ConfigKey {
 export const KEYS: readonly ConfigKey[] = [
   key('id', 'CORE_ID', 'string'),
   key('name', 'CORE_NAME', 'string'),
+  key('log.level', 'CORE_LOG_LEVEL', 'string'),
   key('address', 'CORE_ADDRESS', 'string'),
   key('db.dir', 'CORE_DB_DIR', 'string'),
   key('host.name', 'CORE_HOST_NAME', 'list'),

@@ -16,6 +16,9 @@ export interface Auth0Tenant {
   jwks_url?: string;
 }
 
+/** Values of `log.level`: the reference's, and pino's `trace` and `fatal`. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
 /** Values of `ffmpeg.sandbox`. */
 export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -23,6 +26,8 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 export interface Config {
   id: string;
   name: string;
+  /** The server's log (stdout and `GET /api/v3/log`): lines below `level` are left out. */
+  log: { level: (typeof LOG_LEVELS)[number] };
   /** `host:port` or `:port`. */
   address: string;
   db: { dir: string };
@@ -183,6 +188,7 @@ export function defaultConfig(): Config {
   return {
     id: '',
     name: '',
+    log: { level: 'info' },
     address: ':8080',
     db: { dir: './config' },
     host: { name: [] },

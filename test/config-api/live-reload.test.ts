@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { createServerLogger, LogBuffer } from '../../src/log/index.js';
 import { RtmpTestClient } from '../helpers/rtmp-client.js';
 import { rawRequest } from '../storage/raw-request.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -16,7 +18,11 @@ describe('config reload: settings take effect while processes keep running', () 
   let server: TestServer;
   let pid: number;
   before(async () => {
+    const buffer = new LogBuffer(1000);
+    const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
     server = await startServer({
+      logger: createServerLogger('info', buffer, discard),
+      logBuffer: buffer,
       config: { rtmp: { enable: true, address: '127.0.0.1:0', token: 'old-token' } },
     });
     // An encoder that writes HLS into memfs through the server's HTTP address.
@@ -99,6 +105,21 @@ describe('config reload: settings take effect while processes keep running', () 
     const big = await memfsPut('/big.bin', Buffer.alloc(2 * 1024 * 1024, 1));
     assert.ok(big.status === 413 || big.status === 507, String(big.status));
     assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
+  });
+
+  it('applies log.level to the log at once', async () => {
+    const reloadLines = async (): Promise<number> =>
+      (await ok<string[]>(server, 'GET', '/log')).filter((line) => line.includes('configuration reloaded'))
+        .length;
+    await ok(server, 'PUT', '/config', { version: 3, log: { level: 'warn' } });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    const atWarn = await reloadLines();
+    // An info line of the next reload is left out now.
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    assert.equal(await reloadLines(), atWarn);
+    await ok(server, 'PUT', '/config', { version: 3, log: { level: 'info' } });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    assert.equal(await reloadLines(), atWarn + 1);
   });
 
   it('rebuilds the router from the file; a reload it cannot apply changes nothing and says why', async () => {
