@@ -137,12 +137,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await storage.registerMounts(server);
   lifecycle.onShutdown(() => storage.close());
   collectors.push(storage.collector);
-  // The filesystems read their limits from the running config at each write.
+  // The filesystems and the memfs login read these from the running config at each write.
   lifecycle.onReload(
     readAtUse('storage', [
       'storage.disk.max_size_mbytes',
       'storage.memory.max_size_mbytes',
       'storage.memory.purge',
+      'storage.memory.auth.username',
+      'storage.memory.auth.password',
     ]),
   );
 

@@ -49,7 +49,8 @@ export async function createStorage(
   const failureDelay = new FailureDelay(throttle.delay_ms);
   const memfsGrants = auth.enable ? new MemfsWriteGrants() : undefined;
   const memGate = memfsGrants
-    ? new BasicAuthGate({ username: auth.username, password: auth.password }, memfsGrants, {
+    ? // The running config's section itself: a reload of the username or password updates it in place.
+      new BasicAuthGate(auth, memfsGrants, {
         throttle: new LoginThrottle({
           maxFailures: throttle.max_failures,
           windowSec: throttle.window_sec,

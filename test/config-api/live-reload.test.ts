@@ -75,7 +75,8 @@ describe('config reload: settings take effect while processes keep running', () 
   });
 
   it('applies the sessions settings and the filesystem limits', async () => {
-    const { username, password } = server.config.storage.memory.auth;
+    const { username, password: oldPassword } = structuredClone(server.config.storage.memory.auth);
+    let password = oldPassword;
     const memfsPut = (path: string, body: Buffer | string): Promise<Response> =>
       fetch(`${server.url}/memfs${path}`, {
         method: 'PUT',
@@ -92,9 +93,13 @@ describe('config reload: settings take effect while processes keep running', () 
     await ok(server, 'PUT', '/config', {
       version: 3,
       sessions: { ip_ignorelist: ['127.0.0.0/8'], max_sessions: 7 },
-      storage: { memory: { max_size_mbytes: 1 } },
+      storage: { memory: { max_size_mbytes: 1, auth: { password: 'new-memfs-password' } } },
     });
     assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    // The publishers' memfs password is the new one.
+    assert.equal((await memfsPut('/after.txt', 'x')).status, 401);
+    password = 'new-memfs-password';
+    assert.equal((await memfsPut('/after.txt', 'x')).status, 201);
     // 127.0.0.2 is ignored now: it gets the playlist as stored, no session.
     assert.equal(await viewed(), playlist);
     const summary = (await (await fetch(`${server.url}/api/v3/session?collectors=hls`)).json()) as {
