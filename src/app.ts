@@ -230,6 +230,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     moved: (baseUrl) => processes.serverMoved(baseUrl),
   });
   lifecycle.onReload(httpAddress.reloadStep);
+  // After the ingest steps (registered before): `{rtmp}` and `{srt}` stand for the new listeners.
+  lifecycle.onReload({
+    name: 'placeholders',
+    keys: [
+      'rtmp.enable',
+      'rtmp.address',
+      'rtmp.app',
+      'rtmp.token',
+      'srt.enable',
+      'srt.address',
+      'srt.token',
+      'srt.passphrase',
+    ],
+    prepare: () => ({ commit: () => processes.placeholdersChanged(), abort: () => undefined }),
+  });
   lifecycle.onFinal(() => httpAddress.close());
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
   lifecycle.onShutdown(() => processes.shutdown());

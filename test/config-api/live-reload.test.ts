@@ -156,6 +156,33 @@ describe('config reload: settings take effect while processes keep running', () 
     assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
   });
 
+  it('moves the RTMP listener (a stream published before keeps running) and starts SRT', async () => {
+    const rtmp = server.app.ingest.rtmp;
+    const oldPort = rtmp?.ports()[0] ?? 0;
+    const publisher = await RtmpTestClient.open(oldPort);
+    assert.equal(await publisher.publish('live', 'kept?token=new-token'), 'NetStream.Publish.Start');
+    const rtmpPort = await freePort();
+    const srtPort = await freePort();
+    await ok(server, 'PUT', '/config', {
+      version: 3,
+      rtmp: { address: `127.0.0.1:${rtmpPort}` },
+      srt: { enable: true, address: `127.0.0.1:${srtPort}` },
+    });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    assert.equal(server.app.ingest.rtmp, rtmp, 'the same RTMP server, its streams kept');
+    assert.deepEqual(rtmp?.ports(), [rtmpPort]);
+    assert.ok(rtmp?.channels().includes('/live/kept'));
+    const moved = await RtmpTestClient.open(rtmpPort);
+    assert.equal(await moved.publish('live', 'b?token=new-token'), 'NetStream.Publish.Start');
+    moved.close();
+    await assert.rejects(RtmpTestClient.open(oldPort));
+    publisher.close();
+    assert.equal(server.app.ingest.srt?.port(), srtPort);
+    const srt = await ok<{ publisher: Record<string, unknown> }>(server, 'GET', '/srt');
+    assert.deepEqual(srt.publisher, {});
+    assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
+  });
+
   it('moves the HTTP listener; encoders keep writing to the old loopback address', async () => {
     const port = await freePort();
     await ok(server, 'PUT', '/config', { version: 3, address: `127.0.0.1:${port}` });

@@ -118,6 +118,14 @@ export class RtmpServer implements ConnectionHost {
     return server.address() as AddressInfo;
   }
 
+  /**
+   * Stops listening on every address; the connections accepted keep running (a reload that moves
+   * the listeners opens the new ones after this).
+   */
+  stopListening(): void {
+    for (const server of this.listeners.splice(0)) server.close();
+  }
+
   /** Stops listening and ends every connection (publishers first, so players see the end). */
   async close(): Promise<void> {
     clearInterval(this.ticker);

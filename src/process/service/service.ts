@@ -195,6 +195,14 @@ export class ProcessService {
   serverMoved(baseUrl: string): void {
     this.values = { ...this.values, memfs: memfsUrl(baseUrl) };
     this.access.listening(baseUrl);
+    this.placeholdersChanged();
+  }
+
+  /**
+   * What the placeholders stand for changed (a reload moved a listener or changed a token): every
+   * process is resolved again, so that each run started from now gets the new values.
+   */
+  placeholdersChanged(): void {
     for (const entry of this.table.all()) entry.resolved = resolveConfig(entry.config, this.values);
     this.traffic.rebuild(this.values.memfs);
   }
