@@ -8,7 +8,7 @@ import { createServerLogger, LogBuffer } from '../../src/log/index.js';
 import { RtmpTestClient } from '../helpers/rtmp-client.js';
 import { rawRequest } from '../storage/raw-request.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { call, isAlive, lavfiProcess, ok, waitFor, waitForState } from '../process/support.js';
+import { call, getReport, isAlive, lavfiProcess, ok, waitFor, waitForState } from '../process/support.js';
 
 /**
  * What the Restreamer UI's Save + Restart does (PUT /api/v3/config, GET /api/v3/config/reload),
@@ -125,6 +125,27 @@ describe('config reload: settings take effect while processes keep running', () 
     await ok(server, 'PUT', '/config', { version: 3, log: { level: 'info' } });
     assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
     assert.equal(await reloadLines(), atWarn + 1);
+  });
+
+  it('applies the process log sizes to the reports of the processes that exist', async () => {
+    // Fails at once and again every second: each run is archived into the report's history.
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('flaps', {
+        input: [{ id: 'in', address: 'nosuchfilter', options: ['-f', 'lavfi'] }],
+        reconnect: true,
+        reconnect_delay_seconds: 1,
+        autostart: true,
+      }),
+    );
+    const history = async (): Promise<number> => (await getReport(server, 'flaps')).history.length;
+    await waitFor(async () => ((await history()) >= 3 ? true : undefined), 20_000, 'three earlier runs');
+    await ok(server, 'PUT', '/config', { version: 3, ffmpeg: { log: { max_history: 1 } } });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    await waitFor(async () => ((await history()) <= 1 ? true : undefined), 10_000, 'one earlier run kept');
+    await ok(server, 'DELETE', '/process/flaps');
   });
 
   it('rebuilds the router from the file; a reload it cannot apply changes nothing and says why', async () => {
