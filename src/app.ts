@@ -215,7 +215,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     cpus: availableParallelism(),
     filesystems: storage.filesystems,
     templates: ingest.placeholders,
-    secrets: [config.rtmp.token, config.srt.token, config.srt.passphrase],
+    secrets: () => [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
     memfsGrants: storage.memfsGrants,
   });
@@ -230,7 +230,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     moved: (baseUrl) => processes.serverMoved(baseUrl),
   });
   lifecycle.onReload(httpAddress.reloadStep);
-  // After the ingest steps (registered before): `{rtmp}` and `{srt}` stand for the new listeners.
+  // After the ingest steps (registered before): `{rtmp}` and `{srt}` stand for the new listeners
+  // and tokens, and the new secrets are masked.
   lifecycle.onReload({
     name: 'placeholders',
     keys: [
@@ -242,6 +243,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       'srt.address',
       'srt.token',
       'srt.passphrase',
+      // The secrets the processes' reports and commands mask.
+      'storage.memory.auth.username',
+      'storage.memory.auth.password',
     ],
     prepare: () => ({ commit: () => processes.placeholdersChanged(), abort: () => undefined }),
   });

@@ -28,7 +28,7 @@ export interface LiveApplyDeps {
 /**
  * Puts a reloaded configuration into effect without stopping anything: processes and the
  * connections of clients keep running. Every step owning a changed key prepares its part from
- * `next`; when all could, all commit and the applied keys are written into the running config;
+ * `next`; when all could, the applied keys are written into the running config and all commit;
  * when one cannot, the others are aborted, nothing changes, and a 400 names the key and the
  * reason. Answers the changed keys that wait for the next start (logged by name, never value).
  */
@@ -54,13 +54,15 @@ export async function applyLive(next: Config, deps: LiveApplyDeps): Promise<Defe
     throw new ApiError('BAD_REQUEST', problems, { message: 'Config not applied' });
   }
   const deferred: DeferredKey[] = prepared.flatMap(({ change }) => change.deferred ?? []);
-  for (const { change } of prepared) await change.commit();
   const owned = new Set(deps.steps.flatMap((step) => step.keys));
   for (const key of changed) {
     if (!owned.has(key)) deferred.push({ key, why: whyAtStart(key) });
   }
   const applied = changed.filter((key) => !deferred.some((item) => item.key === key));
+  // Before the commits: what they put into effect reads the running config (`{rtmp}` of the
+  // processes resolved again, the limits read at use).
   for (const key of applied) setPath(deps.running, key, structuredClone(getPath(next, key)));
+  for (const { change } of prepared) await change.commit();
   deps.logger.info({ applied, nextStart: deferred.map((item) => item.key) }, 'configuration reloaded');
   if (deferred.length > 0) {
     deps.logger.warn(

@@ -71,11 +71,6 @@ export class Router {
       };
     },
   };
-
-  /** The routes served, for the start log. */
-  describe(): string[] {
-    return describe(this.served.table);
-  }
 }
 
 async function openRoutes(router: Config['router']): Promise<ServedRoutes> {

@@ -182,6 +182,12 @@ describe('config reload: settings take effect while processes keep running', () 
     const oldPort = rtmp?.ports()[0] ?? 0;
     const publisher = await RtmpTestClient.open(oldPort);
     assert.equal(await publisher.publish('live', 'kept?token=new-token'), 'NetStream.Publish.Start');
+    await ok(
+      server,
+      'POST',
+      '/process',
+      lavfiProcess('pulls', { input: [{ id: 'in', address: '{rtmp,name=kept}', options: ['-f', 'flv'] }] }),
+    );
     const rtmpPort = await freePort();
     const srtPort = await freePort();
     await ok(server, 'PUT', '/config', {
@@ -198,6 +204,11 @@ describe('config reload: settings take effect while processes keep running', () 
     moved.close();
     await assert.rejects(RtmpTestClient.open(oldPort));
     publisher.close();
+    // A process defined before runs against the new address next time; its token stays masked.
+    const { command } = await ok<{ command: string[] }>(server, 'GET', '/process/pulls/state');
+    const input = command.find((arg) => arg.startsWith('rtmp://')) ?? '';
+    assert.equal(input, `rtmp://127.0.0.1:${rtmpPort}/kept?token=***`);
+    await ok(server, 'DELETE', '/process/pulls');
     assert.equal(server.app.ingest.srt?.port(), srtPort);
     const srt = await ok<{ publisher: Record<string, unknown> }>(server, 'GET', '/srt');
     assert.deepEqual(srt.publisher, {});

@@ -53,8 +53,11 @@ export interface ProcessServiceDeps {
   filesystems: { disk: Filesystem & { readonly root: string }; mem: Filesystem };
   /** Placeholders with parameters from other modules (`{rtmp,name=…}` from the ingest servers). */
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
-  /** Secrets besides the memfs password that must not show in reports (`rtmp.token`). */
-  secrets?: readonly string[];
+  /**
+   * Secrets besides the memfs password that must not show in reports (`rtmp.token`), as they
+   * stand now (a reload may change them; the ones held before stay masked too).
+   */
+  secrets?: () => readonly string[];
   /** The config file, which encoders must never read (it holds the JWT secret and passwords). */
   configFile?: string;
   /** Issues each encoder run its memfs write credential; undefined when memfs writes need none. */
@@ -81,7 +84,11 @@ export class ProcessService {
   private readonly metadataBudget: MetadataBudget;
   private readonly factory: EntryFactory;
   private readonly changes: ProcessChanges;
-  private readonly mask: CredentialMask;
+  /** Stable, handed to every entry; masks whatever `currentMask` masks now. */
+  private readonly mask: CredentialMask = (text) => this.currentMask(text);
+  private currentMask: CredentialMask = (text) => text;
+  /** Every secret the server has held: lines from before a reload keep them. */
+  private readonly heldSecrets = new Set<string>();
   private readonly access: EncoderAccess;
   /**
    * The server-wide placeholder values; replaced (not changed) once the server listens, so that a
@@ -97,10 +104,7 @@ export class ProcessService {
     // `{memfs}` until the server listens and its address is known.
     const memfs = 'http://127.0.0.1/memfs';
     this.values = { diskfs: deps.filesystems.disk.root, memfs, templates: deps.templates };
-    this.mask = createCredentialMask([
-      ...memfsSecrets(deps.config.storage.memory.auth),
-      ...(deps.secrets ?? []),
-    ]);
+    this.refreshMask();
     this.access = new EncoderAccess({
       config: deps.config,
       diskRoot: deps.filesystems.disk.root,
@@ -203,8 +207,16 @@ export class ProcessService {
    * process is resolved again, so that each run started from now gets the new values.
    */
   placeholdersChanged(): void {
+    this.refreshMask();
     for (const entry of this.table.all()) entry.resolved = resolveConfig(entry.config, this.values);
     this.traffic.rebuild(this.values.memfs);
+  }
+
+  /** Masks the secrets as they stand in the running config, and every one held before. */
+  private refreshMask(): void {
+    const current = [...memfsSecrets(this.deps.config.storage.memory.auth), ...(this.deps.secrets?.() ?? [])];
+    for (const secret of current) this.heldSecrets.add(secret);
+    this.currentMask = createCredentialMask([...this.heldSecrets]);
   }
 
   /** Stops every process (orders kept), runs the purges, writes the db (docs/processes.md#states-orders-and-supervision). */
