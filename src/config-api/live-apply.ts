@@ -11,11 +11,15 @@ export interface DeferredKey {
 
 /** Why a key no reload step owns waits for the next start (docs/configuration.md#what-a-reload-applies). */
 function whyAtStart(key: string): string {
-  if (/^(address|rtmp\.(enable|enable_tls|address|address_tls)|srt\.|tls\.)/.test(key)) {
-    return 'its listener is opened at start';
-  }
-  return 'read once at start';
+  if (/^(rtmp|srt|tls)\./.test(key)) return 'its listener is opened at start';
+  return SET_UP_AT_START[key] ?? 'read once at start';
 }
+
+/** Keys of the Restreamer UI's Settings that wait for the next start, and why. */
+const SET_UP_AT_START: Record<string, string> = {
+  'sessions.enable': 'the byte metering of every request is set up at start',
+  'storage.memory.auth.enable': "the encoders' memfs write credentials are set up at start",
+};
 
 export interface LiveApplyDeps {
   /** The configuration the server runs with; applied keys are updated in it, in place. */

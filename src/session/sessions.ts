@@ -96,14 +96,29 @@ export async function createSessions(
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
   let persister: NodeJS.Timeout | undefined;
-  if (options.persist) {
+  /** Saves the history every `persist_interval_sec` while `persist` is on (and a reload may turn it on or off). */
+  const schedulePersist = (settings: Config['sessions']): void => {
+    clearInterval(persister);
+    persister = undefined;
+    if (!settings.persist) return;
     persister = setInterval(() => {
       persistence
         .save(all)
         .catch((error: unknown) => deps.logger.error({ err: error }, 'cannot persist sessions'));
-    }, options.persist_interval_sec * 1000);
+    }, settings.persist_interval_sec * 1000);
     persister.unref();
-  }
+  };
+  schedulePersist(options);
+  // Turned on by a reload, the history of this run is saved from then on (a file of an earlier
+  // run is loaded at a start only, as in the reference, and replaced by the next save).
+  deps.lifecycle.onReload({
+    name: 'session history',
+    keys: ['sessions.persist', 'sessions.persist_interval_sec'],
+    prepare: (next) => {
+      const settings = structuredClone(next.sessions);
+      return { commit: () => schedulePersist(settings), abort: () => undefined };
+    },
+  });
   // The collectors and ignore lists read these from the running config at each use.
   deps.lifecycle.onReload(
     readAtUse('sessions', [

@@ -300,7 +300,7 @@ describe('config reload', () => {
       version: 3,
       name: 'renamed-core',
       api: { auth: { password: newPassword } },
-      sessions: { persist_interval_sec: 45 },
+      sessions: { enable: false },
     };
     assert.equal((await api(token, 'PUT', '/api/v3/config', change)).status, 200);
     const stored = (await api<ConfigAnswer>(token, 'GET', '/api/v3/config')).body;
@@ -331,7 +331,7 @@ describe('config reload', () => {
     const lines = buffer.lines().join('\n');
     assert.ok(!lines.includes(newPassword) && !lines.includes(password), 'no password in the log');
     assert.match(lines, /take effect at the next start/);
-    assert.match(lines, /sessions\.persist_interval_sec \(read once at start\)/);
+    assert.match(lines, /sessions\.enable \(the byte metering of every request is set up at start\)/);
     assert.equal((await api(newToken, 'DELETE', '/api/v3/process/keeps-running')).status, 200);
   });
 

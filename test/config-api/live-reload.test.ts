@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -92,7 +92,7 @@ describe('config reload: settings take effect while processes keep running', () 
     assert.match(await viewed(), /#EXT-X-STREAM-INF/);
     await ok(server, 'PUT', '/config', {
       version: 3,
-      sessions: { ip_ignorelist: ['127.0.0.0/8'], max_sessions: 7 },
+      sessions: { ip_ignorelist: ['127.0.0.0/8'], max_sessions: 7, persist: true, persist_interval_sec: 1 },
       storage: { memory: { max_size_mbytes: 1, auth: { password: 'new-memfs-password' } } },
     });
     assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
@@ -106,6 +106,14 @@ describe('config reload: settings take effect while processes keep running', () 
       hls: { active: { max_sessions: number } };
     };
     assert.equal(summary.hls.active.max_sessions, 7);
+    // The session history is saved every second now.
+    await waitFor(
+      async () =>
+        (await stat(join(server.config.db.dir, 'sessions', 'hls.json')).catch(() => undefined)) !==
+          undefined || undefined,
+      10_000,
+      'the session history on disk',
+    );
     // memfs holds 1 MiB now.
     const big = await memfsPut('/big.bin', Buffer.alloc(2 * 1024 * 1024, 1));
     assert.ok(big.status === 413 || big.status === 507, String(big.status));
