@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createServerLogger, LogBuffer } from '../../src/log/index.js';
+import type { RtmpServer } from '../../src/ingest/index.js';
 import { RtmpTestClient } from '../helpers/rtmp-client.js';
 import { rawRequest } from '../storage/raw-request.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -218,6 +219,17 @@ describe('config reload: settings take effect while processes keep running', () 
     assert.equal(input, `rtmp://127.0.0.1:${rtmpPort}/kept?token=***`);
     await ok(server, 'DELETE', '/process/pulls');
     assert.equal(server.app.ingest.srt?.port(), srtPort);
+    // Turned off, RTMP stops listening; turned on again, a new server listens.
+    await ok(server, 'PUT', '/config', { version: 3, rtmp: { enable: false } });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    const rtmpNow = (): RtmpServer | undefined => server.app.ingest.rtmp;
+    assert.equal(rtmpNow(), undefined);
+    await assert.rejects(RtmpTestClient.open(rtmpPort));
+    await ok(server, 'PUT', '/config', { version: 3, rtmp: { enable: true } });
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    const again = await RtmpTestClient.open(rtmpNow()?.ports()[0] ?? 0);
+    assert.equal(await again.publish('live', 'c?token=new-token'), 'NetStream.Publish.Start');
+    again.close();
     const srt = await ok<{ publisher: Record<string, unknown> }>(server, 'GET', '/srt');
     assert.deepEqual(srt.publisher, {});
     assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
