@@ -32,6 +32,7 @@ import {
   ProcessService,
   registerEncoderGuard,
   registerProcessRoutes,
+  type Schedule,
   type SpawnFn,
 } from './process/index.js';
 
@@ -40,6 +41,8 @@ export interface AppDeps {
   logger: Logger;
   /** Wall clock in milliseconds; tests may shift it. */
   now?: () => number;
+  /** The process supervision's timers, on the clock of `now` (default the real ones); tests move it. */
+  schedule?: Schedule;
   /** Root of the proc filesystem the host collectors read; fixtures in tests. */
   procRoot?: string;
   /** Where the cgroups the host collectors read are mounted (default `/sys/fs/cgroup`); fixtures in tests. */
@@ -211,6 +214,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     logger: deps.logger,
     spawn: encoders.wrap(encoderSpawn),
     now,
+    schedule: deps.schedule,
     procRoot: deps.procRoot ?? '/proc',
     cpus: availableParallelism(),
     filesystems: storage.filesystems,

@@ -24,7 +24,9 @@ import {
   type SpawnFn,
   type ProcessState,
   Supervisor,
+  timeout,
   type PreparedRun,
+  type Schedule,
 } from '../supervise/index.js';
 import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
@@ -39,6 +41,8 @@ export interface EntryFactoryDeps {
   spawn: SpawnFn;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
+  /** The supervisors' timers, on the clock of `now` (default the real `setTimeout`). */
+  schedule?: Schedule;
   procRoot: string;
   cpus: number;
   /** Real absolute disk directory: working directory of the children, base of relative outputs. */
@@ -111,6 +115,7 @@ export class EntryFactory {
       {
         spawn: deps.spawn,
         now: deps.now,
+        schedule: deps.schedule ?? timeout,
         logger: deps.logger,
         readUsage: (pid) => readProcessUsage(deps.procRoot, pid),
         cpus: deps.cpus,

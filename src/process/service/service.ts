@@ -26,6 +26,7 @@ import {
   zeroStateCounts,
   type CredentialMask,
   type EncoderInfo,
+  type Schedule,
   type SpawnFn,
   type StateCounts,
 } from '../supervise/index.js';
@@ -46,6 +47,11 @@ export interface ProcessServiceDeps {
   spawn: SpawnFn;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
+  /**
+   * The timers of supervision (each second's tick, reconnect delays, SIGKILL after SIGINT), on
+   * the clock of `now`; default the real ones. Tests move a clock instead of waiting them out.
+   */
+  schedule?: Schedule;
   /** Root of the proc filesystem, for CPU and memory of the children. */
   procRoot: string;
   /** Logical CPUs of the machine. */
@@ -125,7 +131,7 @@ export class ProcessService {
         return entry === undefined ? undefined : record(entry);
       },
     });
-    this.housekeeping = new Housekeeping(this.table, deps.filesystems, deps.logger, deps.now);
+    this.housekeeping = new Housekeeping(this.table, deps.filesystems, deps.logger, deps.now, deps.schedule);
     this.factory = new EntryFactory({
       ...deps,
       diskRoot: deps.filesystems.disk.root,
