@@ -1,30 +1,33 @@
 /**
- * Memory at start (issue 31 item 3): the RSS of the server right after it has started, before any
- * process runs, next to bare Node's floor (a `node:http` server answering `/ping`), and where it is.
+ * Memory at start (issue 31 item 3): the RSS of the server right after it has started, before
+ * any process runs, next to bare Node's floor (a `node:http` server answering `/ping`), and where
+ * it is.
  *
  * Method: each round starts, one after the other, the server as `npm start` runs it (`node [the
  * start script's flags] dist/main.js`, read from package.json, in a fresh directory for config, db
  * and storage: a first start) and the bare server (same Node flags). Each is read SETTLE_MS
  * (default 5 s) after `/ping` first answers: VmRSS, RssAnon, RssFile from /proc/<pid>/status and
- * bench/rss-breakdown.ts's split of the anonymous part. Then each is started a second time with
- * bench/heap-probe.mjs (`--import`), which reports V8's heap (resident size, bytes used, bytecode,
- * machine code, per space) on SIGUSR2: that is the heap's share of the RSS above. The probe adds a
- * flag, and V8 accepts a code cache only under the flags that wrote it (src/boot/code-cache.ts),
- * so one unmeasured start with the probe first writes the cache it then reads; that cache file is
- * removed at the end. ROUNDS rounds (default 5), medians (the machine may be busy: memory at start
- * moves less with load than time does, but still by a MB or two).
+ * bench/rss-breakdown.ts's split of the anonymous part. Then each is started a second time with a
+ * probe (`--import`, HEAP_PROBE below), which reports V8's heap (resident size, bytes used,
+ * bytecode, machine code, per space) on SIGUSR2: that is the heap's share of the RSS above. The
+ * probe adds a flag, and V8 accepts a code cache only under the flags that wrote it
+ * (src/boot/code-cache.ts), so one unmeasured start with the probe first writes the cache it then
+ * reads; that cache file is removed at the end. ROUNDS rounds (default 5), medians (the machine
+ * may be busy: memory at start moves less with load than time does, but still by a MB or two).
+ * BENCH_BEFORE names another
+ * build's entry (a copy of an earlier dist/ beside this one, `dist-before/main.js`, so that its
+ * relative paths still resolve) to start in the same rounds, for a before/after comparison.
  *
- * Run: npm run build && node --import tsx bench/start-memory.ts   (BENCH_ROUNDS=5, BENCH_SETTLE_MS)
+ * Run: npm run build && node --import tsx bench/start-memory.ts   (BENCH_ROUNDS=5, BENCH_SETTLE_MS,
+ * BENCH_BEFORE)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { median } from './measure.js';
+import { freePort, median, pingOnce } from './measure.js';
 import { rssBreakdown } from './rss-breakdown.js';
 import { CODE_CACHE_FOLDER } from '../src/boot/code-cache.js';
 import { readStartScript } from '../scripts/start-script.js';
@@ -32,9 +35,30 @@ import { readStartScript } from '../scripts/start-script.js';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 5000);
 const CHECKOUT = join(import.meta.dirname, '..');
-const PROBE = join(import.meta.dirname, 'heap-probe.mjs');
 const GIVE_UP_MS = 60_000;
 const MB = 1024 * 1024;
+
+/**
+ * Loaded with `--import` into a measured server: on SIGUSR2 it writes V8's heap figures as JSON to
+ * the file HEAP_PROBE_OUT names. Node's own modules only, so that it adds next to nothing.
+ */
+const HEAP_PROBE = `import { writeFileSync } from 'node:fs';
+import v8 from 'node:v8';
+process.on('SIGUSR2', () => {
+  const heap = v8.getHeapStatistics();
+  const code = v8.getHeapCodeStatistics();
+  const spaces = Object.fromEntries(
+    v8.getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size]),
+  );
+  writeFileSync(process.env.HEAP_PROBE_OUT, JSON.stringify({
+    heapPhysical: heap.total_physical_size,
+    heapUsed: heap.used_heap_size,
+    external: process.memoryUsage().external,
+    bytecode: code.bytecode_and_metadata_size,
+    machineCode: code.code_and_metadata_size,
+    spaces,
+  }));
+});`;
 
 const BARE_PING = `require('node:http').createServer((q, s) => s.end('pong')).listen(Number(process.env.PORT), '127.0.0.1')`;
 
@@ -53,27 +77,6 @@ interface HeapProbe {
   bytecode: number;
   machineCode: number;
   spaces: Record<string, number>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-function pingOnce(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/ping', timeout: 1000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode === 200));
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
 }
 
 function statusKb(pid: number, field: string): number {
@@ -107,7 +110,7 @@ async function whileRunning<T>(
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let exited = false;
   const exit = new Promise<void>((resolve) => child.on('exit', () => ((exited = true), resolve())));
   try {
@@ -169,51 +172,65 @@ function record(table: Map<string, Map<string, number[]>>, label: string, readin
 }
 
 function printTable(title: string, table: Map<string, Map<string, number[]>>, labels: string[]): void {
-  const [server, bare] = labels as [string, string];
-  const names = [...(table.get(server)?.keys() ?? [])];
-  const mb = (bytes: number | undefined): string => (bytes === undefined ? '' : (bytes / MB).toFixed(1));
-  console.log(`| ${title.padEnd(28)} | streamcore MB | bare node MB | difference MB |`);
-  console.log(`| ${'-'.repeat(28)} | ------------: | -----------: | ------------: |`);
+  const floorLabel = labels.at(-1)!;
+  const names = [...(table.get(labels[0]!)?.keys() ?? [])];
+  const mb = (bytes: number): string => (bytes / MB).toFixed(1);
+  const value = (label: string, name: string): number => median(table.get(label)?.get(name) ?? [NaN]);
+  const columns = [...labels.map((label) => `${label} MB`), `above ${floorLabel} MB`];
+  console.log(`| ${title.padEnd(28)} | ${columns.join(' | ')} |`);
+  console.log(
+    `| ${'-'.repeat(28)} | ${columns.map((column) => `${'-'.repeat(column.length - 1)}:`).join(' | ')} |`,
+  );
   for (const name of names) {
-    const ours = median(table.get(server)!.get(name)!);
-    const floorValues = table.get(bare)?.get(name);
-    const floor = floorValues === undefined ? undefined : median(floorValues);
-    const difference = floor === undefined ? undefined : ours - floor;
+    const cells = labels.map((label) => mb(value(label, name)));
+    cells.push(mb(value(labels[0]!, name) - value(floorLabel, name)));
     console.log(
-      `| ${name.padEnd(28)} | ${mb(ours).padStart(13)} | ${mb(floor).padStart(12)} | ${mb(difference).padStart(13)} |`,
+      `| ${name.padEnd(28)} | ${cells.map((cell, i) => cell.padStart(columns[i]!.length)).join(' | ')} |`,
     );
   }
 }
 
-function cacheFiles(): Set<string> {
-  try {
-    return new Set(readdirSync(join(CHECKOUT, 'dist', CODE_CACHE_FOLDER)));
-  } catch {
-    return new Set();
+/** The code caches of the builds measured (paths). */
+function cacheFiles(entries: string[]): Set<string> {
+  const files = new Set<string>();
+  for (const entry of entries) {
+    const folder = join(dirname(entry), CODE_CACHE_FOLDER);
+    try {
+      for (const name of readdirSync(folder)) files.add(join(folder, name));
+    } catch {
+      // no cache yet
+    }
   }
+  return files;
 }
 
 async function main(): Promise<void> {
   const script = readStartScript();
   const entry = join(CHECKOUT, script.entry);
   if (!existsSync(entry)) throw new Error(`${script.entry} is missing: npm run build first`);
-  const server: Starter = { label: script.text, args: [...script.flags, entry] };
-  const bare: Starter = { label: 'bare node:http', args: [...script.flags, '-e', BARE_PING] };
+  const server: Starter = { label: 'streamcore', args: [...script.flags, entry] };
+  const before = process.env.BENCH_BEFORE;
+  const servers = [server];
+  if (before !== undefined)
+    servers.push({ label: 'before', args: [...script.flags, join(CHECKOUT, before)] });
+  const bare: Starter = { label: 'bare node', args: [...script.flags, '-e', BARE_PING] };
+  const starters = [...servers, bare];
   const probeOut = join(tmpdir(), `streamcore-heap-probe-${process.pid}.json`);
   const probeEnv = { HEAP_PROBE_OUT: probeOut };
   const probed = (starter: Starter): Starter => ({
     label: starter.label,
-    args: ['--import', PROBE, ...starter.args],
+    args: [`--import=data:text/javascript,${encodeURIComponent(HEAP_PROBE)}`, ...starter.args],
   });
 
-  const cachesBefore = cacheFiles();
+  const entries = servers.map((starter) => starter.args.at(-1)!);
+  const cachesBefore = cacheFiles(entries);
   // Writes the code cache for the probe's flags (see the header); not measured.
-  await whileRunning(probed(server), probeEnv, () => Promise.resolve());
+  for (const starter of servers) await whileRunning(probed(starter), probeEnv, () => Promise.resolve());
   const rss = new Map<string, Map<string, number[]>>();
   const heap = new Map<string, Map<string, number[]>>();
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      for (const starter of [server, bare]) {
+      for (const starter of starters) {
         record(
           rss,
           starter.label,
@@ -227,8 +244,8 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    for (const file of cacheFiles()) {
-      if (!cachesBefore.has(file)) rmSync(join(CHECKOUT, 'dist', CODE_CACHE_FOLDER, file), { force: true });
+    for (const file of cacheFiles(entries)) {
+      if (!cachesBefore.has(file)) rmSync(file, { force: true });
     }
     rmSync(probeOut, { force: true });
   }
@@ -236,11 +253,20 @@ async function main(): Promise<void> {
   console.log(
     `memory at start, ${SETTLE_MS} ms after /ping first answers; ${ROUNDS} rounds, medians (node ${process.version}, load average ${load})`,
   );
-  console.log(`streamcore: ${server.label}; bare: node ${script.flags.join(' ')} -e <node:http /ping>`);
+  console.log(`streamcore: ${script.text}; bare node: node ${script.flags.join(' ')} -e <node:http /ping>`);
+  if (before !== undefined) console.log(`before: node ${script.flags.join(' ')} ${before}`);
   console.log('');
-  printTable('resident (RSS)', rss, [server.label, bare.label]);
+  printTable(
+    'resident (RSS)',
+    rss,
+    starters.map((starter) => starter.label),
+  );
   console.log('');
-  printTable('V8 heap (started with probe)', heap, [server.label, bare.label]);
+  printTable(
+    'V8 heap (started with probe)',
+    heap,
+    starters.map((starter) => starter.label),
+  );
 }
 
 await main();
