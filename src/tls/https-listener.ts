@@ -11,7 +11,11 @@ import { createCertificateServer } from './tls-server.js';
  * HLS segments are whole-file answers, which HTTP/2's multiplexing does not make faster.
  */
 export class HttpsListener {
-  private constructor(private readonly server: TlsServer) {}
+  private constructor(
+    private readonly server: TlsServer,
+    /** Where it listens. */
+    readonly address: AddressInfo,
+  ) {}
 
   /** Listens on `host:port` (`''` = every interface) and answers the bound address. */
   static async open(
@@ -31,7 +35,8 @@ export class HttpsListener {
         resolve();
       });
     });
-    return { listener: new HttpsListener(server), address: server.address() as AddressInfo };
+    const address = server.address() as AddressInfo;
+    return { listener: new HttpsListener(server, address), address };
   }
 
   /**

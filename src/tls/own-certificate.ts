@@ -84,25 +84,30 @@ export class OwnCertificate {
     return `${cert.ino}:${cert.mtimeMs}:${cert.size}/${key.ino}:${key.mtimeMs}:${key.size}`;
   }
 
-  private async read(): Promise<CertificatePair> {
-    const read = async (key: string, file: string): Promise<Buffer> => {
-      try {
-        return await readFile(file);
-      } catch (error) {
-        throw new Error(`${key}: cannot read "${file}": ${(error as Error).message}`, { cause: error });
-      }
-    };
-    const cert = await read('tls.cert_file', this.options.certFile);
-    const key = await read('tls.key_file', this.options.keyFile);
+  private read(): Promise<CertificatePair> {
+    return readOwnCertificate(this.options.certFile, this.options.keyFile);
+  }
+}
+
+/** Reads and checks the pair of PEM files; throws, naming the keys, when it is unusable. */
+export async function readOwnCertificate(certFile: string, keyFile: string): Promise<CertificatePair> {
+  const read = async (key: string, file: string): Promise<Buffer> => {
     try {
-      return checkCertificatePair(cert, key);
+      return await readFile(file);
     } catch (error) {
-      throw new Error(
-        `tls.cert_file, tls.key_file: not a usable certificate and key: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
+      throw new Error(`${key}: cannot read "${file}": ${(error as Error).message}`, { cause: error });
     }
+  };
+  const cert = await read('tls.cert_file', certFile);
+  const key = await read('tls.key_file', keyFile);
+  try {
+    return checkCertificatePair(cert, key);
+  } catch (error) {
+    throw new Error(
+      `tls.cert_file, tls.key_file: not a usable certificate and key: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
 }

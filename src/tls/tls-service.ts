@@ -4,14 +4,17 @@ import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { createServer } from 'node:net';
 import { resolveListenAddress, type Config } from '../config/index.js';
+import { listenOn, loopbackBaseUrl } from '../http/index.js';
+import { NOTHING_TO_BUILD, type ReloadStep } from '../lifecycle/index.js';
 import { createAcmeTransport, type AcmeTransport } from './acme/acme-transport.js';
 import { AcmeStore } from './acme/acme-store.js';
 import { AutoCertificate } from './auto-certificate.js';
 import { ChallengeResponder } from './acme/challenge-responder.js';
 import type { TlsStatusView } from './contract.js';
 import { HttpsListener } from './https-listener.js';
-import { OwnCertificate } from './own-certificate.js';
+import { OwnCertificate, readOwnCertificate } from './own-certificate.js';
 import { chainIsPubliclyTrusted } from './public-trust.js';
 import { ServedCertificate } from './served-certificate.js';
 import { TlsStatusBoard } from './tls-status.js';
@@ -19,6 +22,29 @@ import { TlsStatusBoard } from './tls-status.js';
 /** HSTS for a year, this host only (the operator's other hosts are not ours to pin). */
 const HSTS = 'max-age=31536000';
 const ACME_TIMEOUT_MS = 30_000;
+
+/**
+ * The keys HTTPS and the certificate are built from. `rtmp.enable` and `rtmp.enable_tls` decide
+ * whether RTMPS needs the certificate; `host.name` the names of an automatic one.
+ */
+const RELOAD_KEYS = [
+  'tls.enable',
+  'tls.auto',
+  'tls.email',
+  'tls.address',
+  'tls.acme.directory_url',
+  'tls.acme.ca_file',
+  'tls.cert_file',
+  'tls.key_file',
+  'rtmp.enable',
+  'rtmp.enable_tls',
+  'host.name',
+];
+
+/** Whether a TLS listener (HTTPS, RTMPS) serves the certificate under `config`. */
+function needsCertificate(config: Config): boolean {
+  return config.tls.enable || (config.rtmp.enable && config.rtmp.enable_tls);
+}
 
 export interface TlsDeps {
   logger: Logger;
@@ -86,9 +112,8 @@ export class TlsService {
   async open(config: Config, http: HttpServer): Promise<void> {
     this.close();
     const { tls } = config;
-    const needsCertificate = tls.enable || (config.rtmp.enable && config.rtmp.enable_tls);
-    this.board = new TlsStatusBoard(needsCertificate, this.deps.now);
-    if (!needsCertificate) return;
+    this.board = new TlsStatusBoard(needsCertificate(config), this.deps.now);
+    if (!needsCertificate(config)) return;
     const running: Running = { listener: undefined, own: undefined, auto: undefined, url: undefined };
     this.running = running;
     if (tls.enable && tls.auto) {
@@ -122,9 +147,7 @@ export class TlsService {
       try {
         const { listener, address } = await HttpsListener.open(http, this.certificate, bind);
         running.listener = listener;
-        const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-        const loopback = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
-        running.url = `https://${loopback}:${address.port}`;
+        running.url = loopbackBaseUrl(address).replace(/^http:/, 'https:');
       } catch (error) {
         this.close();
         throw new Error(`tls.address: cannot listen on "${tls.address}": ${(error as Error).message}`, {
@@ -134,6 +157,62 @@ export class TlsService {
       this.deps.logger.info({ address: tls.address, url: running.url }, 'https listening');
     }
     await running.auto?.start();
+  }
+
+  /**
+   * The reload step (docs/tls.md#reload): HTTPS and the certificate source are built again from
+   * the new configuration when a key they are made of changed (a new `host.name` only with
+   * `tls.auto`: a certificate for the new names is ordered). What can fail is tried in `prepare`
+   * (own certificate files, the CA file, the new address), so a reload that cannot serve HTTPS
+   * changes nothing; `running` is the configuration HTTPS was built from (the app's, updated in
+   * place by the reload).
+   */
+  reloadStep(running: Config, http: HttpServer): ReloadStep<Config> {
+    return {
+      name: 'tls',
+      keys: RELOAD_KEYS,
+      prepare: async (next, changed) => {
+        const rebuild =
+          changed.some((key) => key.startsWith('tls.')) ||
+          (changed.includes('host.name') && next.tls.auto) ||
+          needsCertificate(next) !== needsCertificate(running);
+        if (!rebuild) return NOTHING_TO_BUILD;
+        await this.check(next);
+        return {
+          commit: () =>
+            this.open(next, http).catch((error: unknown) => {
+              // Only what changed between the check and now (a port taken meanwhile) ends here.
+              this.deps.logger.error(
+                { err: error },
+                `tls: not serving HTTPS after the reload: ${(error as Error).message}`,
+              );
+            }),
+          abort: () => undefined,
+        };
+      },
+    };
+  }
+
+  /** Tries what `open` would fail on for `config`, without touching what runs; throws naming the key. */
+  private async check(config: Config): Promise<void> {
+    if (!needsCertificate(config)) return;
+    const { tls } = config;
+    if (tls.enable && tls.auto) await this.acmeTransport(tls.acme.ca_file);
+    else await readOwnCertificate(tls.cert_file, tls.key_file);
+    if (!tls.enable) return;
+    const bind = resolveListenAddress(tls.address, config.api.auth.enable);
+    if (bind === undefined) throw new Error(`tls.address: invalid address "${tls.address}"`);
+    // The port HTTPS holds now is free once it lets go of it.
+    if (bind.port !== 0 && bind.port === this.running.listener?.address.port) return;
+    const probe = createServer();
+    try {
+      await listenOn(probe, bind);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new Error(`tls.address: cannot listen on "${tls.address}" (${code})`, { cause: error });
+    } finally {
+      probe.close();
+    }
   }
 
   /** Orders a new automatic certificate now (tools and tests; the timer does it at two thirds). */

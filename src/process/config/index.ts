@@ -12,5 +12,11 @@ export type { OutputPrefix } from './memfs-outputs.js';
 export { memfsUrl, resolveConfig } from './placeholders.js';
 export type { PlaceholderTemplate, PlaceholderValues } from './placeholders.js';
 export { configToPlain, isObject, mergeOver, readProcessConfig } from './process-config.js';
-export { ProcessConfig, ProcessConfigBody, type CleanupRule, type ProcessIO } from './contract.js';
+export {
+  ProcessConfig,
+  ProcessConfigBody,
+  type CleanupRule,
+  type ProcessIO,
+  type ProcessLimits,
+} from './contract.js';
 export { validateProcessConfig } from './validate-config.js';
