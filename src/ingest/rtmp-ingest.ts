@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
 import { resolveListenAddress, type Config } from '../config/index.js';
+import { probeListen } from '../http/index.js';
 import type { PlaceholderTemplate } from '../process/index.js';
 import type { ServedCertificate } from '../tls/index.js';
 import { IpIgnoreList } from '../session/index.js';
@@ -118,20 +118,8 @@ async function probeAddress(
 ): Promise<void> {
   const resolved = resolveListenAddress(address, protectedByToken);
   if (resolved === undefined) throw new Error(`${key}: invalid address "${address}"`);
-  const { host, port } = resolved;
-  if (port !== 0 && held.includes(port)) return;
-  const probe = createServer();
-  try {
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen({ host: host === '' ? '::' : host, port }, resolve);
-    });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new Error(`${key}: cannot listen on "${address}" (${code})`, { cause: error });
-  } finally {
-    probe.close();
-  }
+  if (resolved.port !== 0 && held.includes(resolved.port)) return;
+  await probeListen(key, address, resolved);
 }
 
 async function listenOn(

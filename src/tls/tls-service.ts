@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { createServer } from 'node:net';
 import { resolveListenAddress, type Config } from '../config/index.js';
-import { listenOn, loopbackBaseUrl } from '../http/index.js';
+import { loopbackBaseUrl, probeListen } from '../http/index.js';
 import { NOTHING_TO_BUILD, type ReloadStep } from '../lifecycle/index.js';
 import { createAcmeTransport, type AcmeTransport } from './acme/acme-transport.js';
 import { AcmeStore } from './acme/acme-store.js';
@@ -204,15 +203,7 @@ export class TlsService {
     if (bind === undefined) throw new Error(`tls.address: invalid address "${tls.address}"`);
     // The port HTTPS holds now is free once it lets go of it.
     if (bind.port !== 0 && bind.port === this.running.listener?.address.port) return;
-    const probe = createServer();
-    try {
-      await listenOn(probe, bind);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      throw new Error(`tls.address: cannot listen on "${tls.address}" (${code})`, { cause: error });
-    } finally {
-      probe.close();
-    }
+    await probeListen('tls.address', tls.address, bind);
   }
 
   /** Orders a new automatic certificate now (tools and tests; the timer does it at two thirds). */
