@@ -10,7 +10,7 @@ import type { TlsStatusView } from '../../src/tls/index.js';
 import { launchBrowser } from '../dashboard/browser.js';
 import { selfSigned } from '../helpers/pebble.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { ok, waitFor, waitForState } from '../process/support.js';
+import { call, ok, waitFor, waitForState } from '../process/support.js';
 import { openVerified } from './support.js';
 
 type Answer = ConfigAnswer & { tls: TlsStatusView };
@@ -281,5 +281,37 @@ source.addEventListener('sourceopen', async () => {
       await browser.close();
       await ok(server, 'DELETE', '/process/tls-player');
     }
+  });
+
+  it('takes new files and RTMPS on reload, and a reload with files it cannot use changes nothing', async () => {
+    const file = join(server.dir, 'config.json');
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, unknown>>;
+    const reloadWith = async (tls: Record<string, unknown>, rtmp: Record<string, unknown> = {}) => {
+      await writeFile(
+        file,
+        JSON.stringify({ ...stored, tls: { ...stored.tls, ...tls }, rtmp: { ...stored.rtmp, ...rtmp } }),
+      );
+      return call<{ message: string; details: string[] }>(server, 'GET', '/config/reload');
+    };
+    const third = selfSigned(dir, 'third', 'DNS:localhost,IP:127.0.0.1');
+    const url = server.app.tls.url as string;
+
+    const refused = await reloadWith({ cert_file: third.cert, key_file: join(dir, 'none.key') });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.message, 'Config not applied');
+    assert.match(refused.body.details.join('\n'), /^tls\.key_file: cannot read ".*none\.key"/);
+    assert.equal(server.app.tls.url, url, 'HTTPS stays where it was');
+    assert.equal(await handshake(url, {}), true);
+
+    const rtmp = { enable: true, enable_tls: true, address: '127.0.0.1:0', address_tls: '127.0.0.1:0' };
+    const applied = await reloadWith({ cert_file: third.cert, key_file: third.key }, rtmp);
+    assert.equal(applied.status, 200, JSON.stringify(applied.body));
+    const thirdCa = await readFile(third.cert);
+    const https = await openVerified(server.app.tls.url, thirdCa, 'localhost');
+    https.socket.destroy();
+    const rtmpsPort = server.app.ingest.rtmp?.ports()[1];
+    assert.ok(rtmpsPort !== undefined, 'RTMPS listens after the reload');
+    const rtmps = await openVerified(`rtmps://127.0.0.1:${rtmpsPort}`, thirdCa, 'localhost');
+    rtmps.socket.destroy();
   });
 });
