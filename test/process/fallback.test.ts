@@ -432,10 +432,12 @@ async function packets(file: string, stream: string): Promise<number[]> {
     'csv=p=0',
     file,
   ]);
+  // A packet with new codec parameters (at a switch) carries side data, which csv prints as an
+  // empty field after the time and an empty line: the first field of each non-empty line counts.
   return out
     .split('\n')
     .filter((line) => line !== '')
-    .map(Number);
+    .map((line) => Number(line.split(',')[0]));
 }
 
 /** PTS never goes back and never jumps by more than 0.2 s between two packets. */

@@ -6,11 +6,34 @@ const QUIET = ['-hide_banner', '-nostdin', '-loglevel', 'error'];
 const TO_RELAY = ['-f', 'flv', 'pipe:1'];
 
 /**
+ * An RTMP source announces its streams (`onMetaData`, sequence headers) before its first frame:
+ * ffmpeg need not analyse a second of it before it copies (the first frame comes after about
+ * 0.4 s instead of 1.2 s), which shortens every switch-back. Other formats (MPEG-TS over SRT)
+ * need the analysis to find their codec parameters. The input's own options come after, and win.
+ */
+const RTMP = /^rtmpt?[es]?:\/\//i;
+const FAST_START = ['-analyzeduration', '0', '-probesize', '32'];
+
+/**
  * The primary's feeder: reads the input as the user's command would have (its options, its
  * address) and hands its streams on unchanged (docs/processes.md#fallback-sources).
  */
 export function primaryFeederArgs(address: string, options: readonly string[]): string[] {
-  return [...QUIET, ...options, '-i', address, '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', ...TO_RELAY];
+  const start = RTMP.test(address) ? FAST_START : [];
+  return [
+    ...QUIET,
+    ...start,
+    ...options,
+    '-i',
+    address,
+    '-map',
+    '0:v:0?',
+    '-map',
+    '0:a:0?',
+    '-c',
+    'copy',
+    ...TO_RELAY,
+  ];
 }
 
 /** What kind of source a fallback address names: a still image, a media file to loop, or a live source. */
