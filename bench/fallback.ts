@@ -12,7 +12,8 @@
  *   publisher starts, and the time from its stream being listed by `GET /api/v3/rtmp` until
  *   `input_live` says `primary` is taken, as is the switch's own figure from the process log (how
  *   long the primary had been stable at the switch-back, minus return_after_seconds: the wait
- *   for its keyframe).
+ *   for its keyframe). A viewer on `bench-out` (ffmpeg) times the frames as they arrive: the
+ *   longest wait for a frame around each switch is what a viewer of the platform sees.
  * - Cost: BENCH_PROCESSES processes copy one published stream to `-f null`, first without a
  *   fallback, then with one (waiting: the primary is live). After a warm-up, the CPU time of this
  *   process (the server) and of all its descendants (encoders, feeders, sandboxes) is read from
@@ -20,11 +21,12 @@
  *
  * Run: node --import tsx bench/fallback.ts   (BENCH_CYCLES=20 BENCH_PROCESSES=20 BENCH_COST_SECONDS=15)
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer } from '../test/helpers/server.js';
 import { publish, type Ffmpeg } from '../test/ingest/rtmp-support.js';
+import { FlvTagReader, TAG_VIDEO } from '../src/process/fallback/flv.js';
 
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 20);
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 20);
@@ -85,12 +87,16 @@ async function switchTimes(): Promise<Record<string, number[]>> {
     processBody('switch', 'bench-cam', ['-c', 'copy', '-f', 'flv'], '{rtmp,name=bench-out}'),
   );
   await untilLive('switch', 'primary', 20_000);
+  await untilPublished('bench-out');
+  const platform = watchPlatform('bench-out');
   await sleep(3000);
   const times: Record<string, number[]> = {
     'switch-over, primary ended': [],
     'switch-over, primary stalled (timeout 1 s)': [],
     'switch-back, from the primary being published again': [],
     'switch-back, after return_after_seconds of stable primary (keyframe wait)': [],
+    'platform side: longest wait for a frame around a switch-over': [],
+    'platform side: longest wait for a frame around a switch-back': [],
   };
   for (let cycle = 0; cycle < CYCLES; cycle++) {
     const ends = cycle % 2 === 0;
@@ -108,12 +114,14 @@ async function switchTimes(): Promise<Record<string, number[]>> {
     const backAt = performance.now();
     await untilLive('switch', 'primary', 30_000);
     times['switch-back, from the primary being published again']?.push(performance.now() - backAt);
+    await sleep(1000);
+    times['platform side: longest wait for a frame around a switch-back']?.push(platform.restart());
     times['switch-back, after return_after_seconds of stable primary (keyframe wait)']?.push(
       ((await lastStableSeconds('switch')) - RETURN_AFTER_S) * 1000,
     );
-    await sleep(1000);
     process.stdout.write(`cycle ${cycle + 1}/${CYCLES}\r`);
   }
+  platform.stop();
   await api('DELETE', '/process/switch');
   publisher.child.kill('SIGKILL');
   publishers.delete(publisher);
@@ -235,8 +243,42 @@ function processBody(id: string, name: string, options: string[], output: string
 async function startPublisher(name: string): Promise<Ffmpeg> {
   const publisher = publish(`rtmp://127.0.0.1:${port}/live/${name}`, 3600);
   publishers.add(publisher);
-  await until(async () => (await published()).includes(`/live/${name}`), `${name} published`, 20_000);
+  await untilPublished(name);
   return publisher;
+}
+
+/**
+ * A viewer of `{rtmp,name=<name>}` (ffmpeg copying it to FLV on a pipe): `restart()` answers the
+ * longest time between two video frames arriving since the last call (what a viewer waits).
+ */
+function watchPlatform(name: string): { restart: () => number; stop: () => void } {
+  const viewer = spawn(
+    'ffmpeg',
+    ['-v', 'error', '-i', `rtmp://127.0.0.1:${port}/live/${name}`, '-c', 'copy', '-f', 'flv', 'pipe:1'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  let last = performance.now();
+  let longest = 0;
+  const reader = new FlvTagReader((tag) => {
+    if (tag.type !== TAG_VIDEO) return;
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  });
+  viewer.stdout.on('data', (chunk: Buffer) => reader.push(chunk));
+  return {
+    restart: () => {
+      if (viewer.exitCode !== null) throw new Error('the platform viewer was disconnected');
+      const answer = Math.max(longest, performance.now() - last);
+      longest = 0;
+      return answer;
+    },
+    stop: () => viewer.kill('SIGKILL'),
+  };
+}
+
+async function untilPublished(name: string): Promise<void> {
+  await until(async () => (await published()).includes(`/live/${name}`), `${name} published`, 20_000);
 }
 
 async function untilUnpublished(name: string): Promise<void> {

@@ -28,6 +28,12 @@ const CHECK_EVERY_MS = 100;
 const PRIMARY_RETRY_MS = 1000;
 /** A fallback feeder that ended while it is live is started again after this long. */
 const FALLBACK_RETRY_MS = 1000;
+/**
+ * A primary feeder that has delivered nothing this long since it started is replaced: one that hangs
+ * on a source that will never answer (a connection to a host that dropped off) would otherwise keep
+ * the primary from ever coming back.
+ */
+const FIRST_DATA_TIMEOUT_MS = 10_000;
 /** More unread bytes than this in the encoder's pipe: the relay drops tags until the next keyframe. */
 const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
 
@@ -42,6 +48,8 @@ export class InputRelay {
   private fallback: Feeder | undefined;
   private readonly switch: FallbackSwitch;
   private checkTimer: NodeJS.Timeout | undefined;
+  /** When the current primary feeder started, while it has delivered nothing. */
+  private primaryWaitingSince: number | undefined;
   private retryTimers = new Set<NodeJS.Timeout>();
   private stopped = false;
   private fallbackShape = DEFAULT_SHAPE;
@@ -78,7 +86,7 @@ export class InputRelay {
     stream.write(FLV_HEADER);
     stream.once('close', () => this.stop());
     this.startPrimary();
-    this.checkTimer = setInterval(() => this.switch.check(), CHECK_EVERY_MS);
+    this.checkTimer = setInterval(() => this.check(), CHECK_EVERY_MS);
     this.checkTimer.unref();
   }
 
@@ -91,17 +99,29 @@ export class InputRelay {
     this.fallback?.stop();
   }
 
+  private check(): void {
+    this.switch.check();
+    const waiting = this.primaryWaitingSince;
+    if (waiting !== undefined && this.options.now() - waiting >= FIRST_DATA_TIMEOUT_MS) {
+      this.primary?.stop();
+      this.primary = undefined;
+      this.startPrimary();
+    }
+  }
+
   private startPrimary(): void {
     if (this.stopped) return;
     const { primary } = this.options;
     const feeder: Feeder = this.feeder(primaryFeederArgs(primary.address, primary.options), {
       onTag: (tag) => {
         this.quiet.delete('primary');
+        this.primaryWaitingSince = undefined;
         this.switch.onPrimaryTag(tag);
       },
       onEnd: (reason) => {
         if (this.primary !== feeder) return;
         this.primary = undefined;
+        this.primaryWaitingSince = undefined;
         this.feederEnded('primary', reason);
         this.switch.onPrimaryEnded();
         this.later(PRIMARY_RETRY_MS, () => {
@@ -110,6 +130,7 @@ export class InputRelay {
       },
     });
     this.primary = feeder;
+    this.primaryWaitingSince = this.options.now();
     feeder.start();
   }
 
