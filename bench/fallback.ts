@@ -100,6 +100,7 @@ async function switchTimes(): Promise<Record<string, number[]>> {
   };
   for (let cycle = 0; cycle < CYCLES; cycle++) {
     const ends = cycle % 2 === 0;
+    platform.restart();
     publisher.child.kill(ends ? 'SIGKILL' : 'SIGSTOP');
     const lostAt = performance.now();
     await untilLive('switch', 'fallback', 15_000);
@@ -107,6 +108,7 @@ async function switchTimes(): Promise<Record<string, number[]>> {
       performance.now() - lostAt,
     );
     await sleep(2000);
+    times['platform side: longest wait for a frame around a switch-over']?.push(platform.restart());
     publisher.child.kill('SIGKILL');
     publishers.delete(publisher);
     await untilUnpublished('bench-cam');
@@ -254,7 +256,12 @@ async function startPublisher(name: string): Promise<Ffmpeg> {
 function watchPlatform(name: string): { restart: () => number; stop: () => void } {
   const viewer = spawn(
     'ffmpeg',
-    ['-v', 'error', '-i', `rtmp://127.0.0.1:${port}/live/${name}`, '-c', 'copy', '-f', 'flv', 'pipe:1'],
+    // Every packet written at once: the fallback's frames are small and would otherwise wait in
+    // ffmpeg's output buffer.
+    [
+      ...['-v', 'error', '-fflags', 'nobuffer', '-i', `rtmp://127.0.0.1:${port}/live/${name}`],
+      ...['-c', 'copy', '-flush_packets', '1', '-f', 'flv', 'pipe:1'],
+    ],
     { stdio: ['ignore', 'pipe', 'ignore'] },
   );
   let last = performance.now();

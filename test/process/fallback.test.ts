@@ -148,6 +148,51 @@ describe('fallback sources: outputs that never go down', () => {
     stopPublisher(publisher);
   });
 
+  it('takes another live source as fallback ({rtmp,name=…}), re-encoded to the primary shape', async () => {
+    const backup = await startPublisher('backup');
+    let { publisher } = await startPublisher('cam2');
+    await ok(
+      server,
+      'POST',
+      '/process',
+      restream('live-backup', 'cam2', ['-c', 'copy', '-f', 'flv'], '{rtmp,name=platform2}', {
+        address: '{rtmp,name=backup}',
+      }),
+    );
+    await waitForPublished('platform2');
+    const recording = join(server.dir, 'platform2.flv');
+    const reader = ffmpeg([
+      '-i',
+      `rtmp://127.0.0.1:${port}/live/platform2`,
+      '-c',
+      'copy',
+      '-f',
+      'flv',
+      recording,
+    ]);
+    const watch = watchLive(server, 'live-backup');
+    await sleepMs(2000);
+    const lostAt = stopPublisher(publisher);
+    const over = await watch.until('fallback', 10_000);
+    assert.ok(over - lostAt <= TARGET_MS + POLL_MS, `switch-over after ${over - lostAt} ms`);
+    await sleepMs(3000);
+    ({ publisher } = await startPublisher('cam2'));
+    await watch.until('primary', 20_000);
+    await sleepMs(2000);
+    await watch.stop();
+    assert.equal(reader.child.exitCode, null, 'one connection throughout');
+    reader.child.kill('SIGINT');
+    await reader.done;
+    const video = await packets(recording, 'v:0');
+    assertContinuous(video, 'video');
+    assertContinuous(await packets(recording, 'a:0'), 'audio');
+    const span = (video.at(-1) ?? 0) - (video[0] ?? 0);
+    assert.ok(video.length >= span * 25 * 0.95, `${video.length} frames in ${span} s`);
+    await ok(server, 'DELETE', '/process/live-backup');
+    stopPublisher(publisher);
+    stopPublisher(backup.publisher);
+  });
+
   it('continues an HLS playlist through switch-over and switch-back: no gap over 2 s, no media-sequence reset', async () => {
     let { publisher } = await startPublisher('hls-cam');
     // The helper's HLS output (1 s segments, 4 listed), behind an input with a fallback.
