@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { Config } from '../config/index.js';
-import type { PlaceholderTemplate } from '../process/index.js';
+import type { LocalStream, LocalStreams, PlaceholderTemplate } from '../process/index.js';
 import { IpIgnoreList } from '../session/index.js';
 import type { IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress, type IngestAddress } from './listen-address.js';
@@ -18,7 +18,7 @@ import { RtmpSessions } from './rtmp-sessions.js';
 export function createRtmpIngest(
   config: Config,
   deps: IngestDeps,
-): { server: RtmpServer | undefined; placeholder: PlaceholderTemplate } {
+): { server: RtmpServer | undefined; placeholder: PlaceholderTemplate; localStreams: LocalStreams } {
   const options = config.rtmp;
   let server: RtmpServer | undefined;
   /** The port the plain listener got (differs from the configured one only for port 0). */
@@ -46,7 +46,43 @@ export function createRtmpIngest(
     });
     deps.lifecycle.onShutdown(() => rtmp.close());
   }
-  return { server, placeholder: (params) => rtmpProcessUrl(options, boundPort, params) };
+  return {
+    server,
+    placeholder: (params) => rtmpProcessUrl(options, boundPort, params),
+    localStreams: (address) =>
+      server === undefined || boundPort === undefined
+        ? undefined
+        : localRtmpStream(server, address, rtmpProcessUrl(options, boundPort, { name: 'x' })),
+  };
+}
+
+/**
+ * The server's own stream at `address` when it is an RTMP URL of the plain listener as `{rtmp}`
+ * writes it (same host and port): a process's fallback relay reads it in the server
+ * (docs/processes.md#fallback-sources), the token checked as for a player. Not counted as an
+ * `rtmp` session: no connection is made.
+ */
+function localRtmpStream(server: RtmpServer, address: string, own: string): LocalStream | undefined {
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'rtmp:' || url.host !== new URL(own).host) return undefined;
+  return {
+    open: (onTag, onEnd) => {
+      const stream = server.playable(url);
+      if (stream === undefined) {
+        const later = setImmediate(() => onEnd(`${url.pathname} is not being published`));
+        return () => clearImmediate(later);
+      }
+      return stream.addListener({
+        tag: (type, timestamp, body) => onTag({ type, timestamp, body }),
+        end: onEnd,
+      });
+    },
+  };
 }
 
 async function listenOn(

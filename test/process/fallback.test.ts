@@ -116,7 +116,9 @@ describe('fallback sources: outputs that never go down', () => {
     const log = await ok<{ log: [string, string][] }>(server, 'GET', '/process/to-platform/report');
     const lines = log.log.map(([, line]) => line);
     assert.ok(
-      lines.some((line) => /input "in": fallback live \(primary ended\)/.test(line)),
+      lines.some((line) => /input "in": fallback live \(primary ended\)/.test(line)) &&
+        // Read in the server: the stream's own end, not a feeder's error.
+        lines.some((line) => /input "in": primary feeder ended: publisher left/.test(line)),
       lines.join('\n'),
     );
     const stable = lines
@@ -198,7 +200,12 @@ describe('fallback sources: outputs that never go down', () => {
     // The helper's HLS output (1 s segments, 4 listed), behind an input with a fallback.
     const hls = hlsRestreamProcess('to-hls', '', 'fallback-hls') as { output: { options: string[] }[] };
     const output = hls.output[0]?.options ?? [];
-    await ok(server, 'POST', '/process', restream('to-hls', 'hls-cam', output, '{memfs}/fallback-hls.m3u8'));
+    // With an input option: read by a feeder ffmpeg, not in the server.
+    const body = restream('to-hls', 'hls-cam', output, '{memfs}/fallback-hls.m3u8', {}, [
+      '-rtmp_live',
+      'live',
+    ]);
+    await ok(server, 'POST', '/process', body);
     const playlist = watchPlaylist(server, 'fallback-hls');
     await waitFor(() => playlist.last >= 2, 'the playlist lists segments', 20_000);
     const watch = watchLive(server, 'to-hls');
@@ -218,6 +225,11 @@ describe('fallback sources: outputs that never go down', () => {
       `a new segment at least every 2 s (largest gap ${seen.largestGapMs} ms)`,
     );
     assert.ok(seen.last >= 8, `the playlist grew: ${seen.last}`);
+    const report = await ok<{ log: [string, string][] }>(server, 'GET', '/process/to-hls/report');
+    const feederEnded = report.log
+      .map(([, line]) => line)
+      .filter((line) => line.includes('primary feeder ended'));
+    assert.match(feederEnded.join('\n'), /primary feeder ended: rtmp:\/\/127\.0\.0\.1:\d+\/live\/hls-cam: /);
     await ok(server, 'DELETE', '/process/to-hls');
     stopPublisher(publisher);
   });
@@ -340,13 +352,18 @@ describe('fallback sources: outputs that never go down', () => {
   });
 });
 
-/** A process restreaming `{rtmp,name=<name>}` to `output` with the red image as fallback. */
+/**
+ * A process restreaming `{rtmp,name=<name>}` to `output` with the red image as fallback. Without
+ * input options the relay reads the server's own stream in the server; with some, a feeder ffmpeg
+ * reads it.
+ */
 function restream(
   id: string,
   name: string,
   options: string[],
   output: string,
   fallback: Record<string, unknown> = {},
+  inputOptions: string[] = [],
 ) {
   return {
     id,
@@ -354,7 +371,7 @@ function restream(
       {
         id: 'in',
         address: `{rtmp,name=${name}}`,
-        options: [],
+        options: inputOptions,
         fallback: {
           address: '{diskfs}/fallback.png',
           timeout_seconds: 1,

@@ -77,12 +77,16 @@ export class FallbackSwitch {
 
   onPrimaryTag(tag: FlvTag): void {
     const now = this.actions.now();
-    if (this.primaryStableSince === undefined || now - this.lastPrimaryTagAt >= this.settings.timeoutMs)
-      this.primaryStableSince = now;
-    this.lastPrimaryTagAt = now;
-    if (tagRole(tag) === 'metadata') {
+    const role = tagRole(tag);
+    if (role === 'metadata') {
       this.primaryShape = readStreamShape(tag.body) ?? this.primaryShape;
       return;
+    }
+    // Only media counts as delivering: a reader that joins a stalled stream gets its headers again.
+    if (role !== 'sequence-header') {
+      if (this.primaryStableSince === undefined || now - this.lastPrimaryTagAt >= this.settings.timeoutMs)
+        this.primaryStableSince = now;
+      this.lastPrimaryTagAt = now;
     }
     if (this.current === 'fallback' && this.returning && this.joinsAt('primary', tag)) {
       this.returning = false;
@@ -90,7 +94,10 @@ export class FallbackSwitch {
       this.current = 'primary';
       this.joining = true;
       this.actions.stopFallback();
-      this.actions.onSwitch('primary', `primary stable for ${seconds(now - this.primaryStableSince)}`);
+      this.actions.onSwitch(
+        'primary',
+        `primary stable for ${seconds(now - (this.primaryStableSince ?? now))}`,
+      );
     }
     this.take('primary', tag);
   }

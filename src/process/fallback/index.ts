@@ -8,3 +8,5 @@ export type { LiveSource, SwitchSettings } from './fallback-switch.js';
 export { fallbackKind } from './feeder-args.js';
 export { LiveInputs } from './live-inputs.js';
 export { RelayedInputs, type RelayedInputsDeps, type RelayedRun } from './relayed-inputs.js';
+export type { LocalStream, LocalStreams } from './local-stream.js';
+export type { FlvTag } from './flv.js';

@@ -4,11 +4,14 @@ import { FallbackSwitch, type LiveSource, type SwitchSettings } from './fallback
 import { Feeder } from './feeder.js';
 import { fallbackFeederArgs, primaryFeederArgs } from './feeder-args.js';
 import { encodeFlvTag, FLV_HEADER, type FlvTag } from './flv.js';
+import { LocalFeeder, type LocalStream } from './local-stream.js';
 import { DEFAULT_SHAPE } from './stream-shape.js';
 
 export interface InputRelayOptions {
   inputId: string;
   primary: { address: string; options: readonly string[] };
+  /** The primary when it is one of the server's own streams: read in the server, without a feeder. */
+  localPrimary?: LocalStream;
   fallback: { address: string; options: readonly string[] };
   settings: SwitchSettings;
   binary: string;
@@ -44,7 +47,7 @@ const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
  */
 export class InputRelay {
   private stream: Writable | undefined;
-  private primary: Feeder | undefined;
+  private primary: Feeder | LocalFeeder | undefined;
   private fallback: Feeder | undefined;
   private readonly switch: FallbackSwitch;
   private checkTimer: NodeJS.Timeout | undefined;
@@ -111,24 +114,26 @@ export class InputRelay {
 
   private startPrimary(): void {
     if (this.stopped) return;
-    const { primary } = this.options;
-    const feeder: Feeder = this.feeder(primaryFeederArgs(primary.address, primary.options), {
-      onTag: (tag) => {
-        this.quiet.delete('primary');
-        this.primaryWaitingSince = undefined;
-        this.switch.onPrimaryTag(tag);
-      },
-      onEnd: (reason) => {
-        if (this.primary !== feeder) return;
-        this.primary = undefined;
-        this.primaryWaitingSince = undefined;
-        this.feederEnded('primary', reason);
-        this.switch.onPrimaryEnded();
-        this.later(PRIMARY_RETRY_MS, () => {
-          if (this.primary === undefined) this.startPrimary();
-        });
-      },
-    });
+    const { primary, localPrimary } = this.options;
+    const onTag = (tag: FlvTag): void => {
+      this.quiet.delete('primary');
+      this.primaryWaitingSince = undefined;
+      this.switch.onPrimaryTag(tag);
+    };
+    const onEnd = (reason: string): void => {
+      if (this.primary !== feeder) return;
+      this.primary = undefined;
+      this.primaryWaitingSince = undefined;
+      this.feederEnded('primary', reason);
+      this.switch.onPrimaryEnded();
+      this.later(PRIMARY_RETRY_MS, () => {
+        if (this.primary === undefined) this.startPrimary();
+      });
+    };
+    const feeder =
+      localPrimary === undefined
+        ? this.feeder(primaryFeederArgs(primary.address, primary.options), { onTag, onEnd })
+        : new LocalFeeder(localPrimary, onTag, onEnd);
     this.primary = feeder;
     this.primaryWaitingSince = this.options.now();
     feeder.start();

@@ -3,6 +3,7 @@ import type { ProcessConfig, ProcessInput } from '../config/index.js';
 import type { ProcessReport, RunPipe, SpawnFn } from '../supervise/index.js';
 import { InputRelay } from './input-relay.js';
 import type { LiveInputs } from './live-inputs.js';
+import type { LocalStreams } from './local-stream.js';
 
 export interface RelayedInputsDeps {
   binary: string;
@@ -14,6 +15,8 @@ export interface RelayedInputsDeps {
   /** Monotonic milliseconds (the switch's timeouts). */
   monotonic: () => number;
   mask: (text: string) => string;
+  /** The server's own streams, read without a feeder; none when undefined. */
+  localStreams?: LocalStreams;
 }
 
 /** The first file descriptor of the encoder that reads a relay (0–3 are stdin, stdout, stderr, progress). */
@@ -71,6 +74,8 @@ export class RelayedInputs {
     return new InputRelay({
       inputId: input.id,
       primary: { address: input.address, options: input.options },
+      // Options say how a feeder reads the address: an input with options keeps its feeder.
+      localPrimary: input.options.length === 0 ? deps.localStreams?.(input.address) : undefined,
       fallback: { address: fallback.address, options: fallback.options },
       settings: {
         timeoutMs: fallback.timeout_seconds * 1000,

@@ -29,7 +29,7 @@ import {
 import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
 import { VstatsChannel } from '../progress/index.js';
-import { LiveInputs, RelayedInputs } from '../fallback/index.js';
+import { LiveInputs, RelayedInputs, type LocalStreams } from '../fallback/index.js';
 
 /** Bounds on what one child's output may cost the server (see run.ts). */
 const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };
@@ -54,6 +54,8 @@ export interface EntryFactoryDeps {
   onStateChange: (to: ProcessState) => void;
   /** Hides credentials in log lines, command lines and stream addresses. */
   mask: CredentialMask;
+  /** The ingest servers' own streams, which an input's fallback relay reads without a feeder. */
+  localStreams?: LocalStreams;
 }
 
 /**
@@ -80,6 +82,7 @@ export class EntryFactory {
       now: deps.now,
       monotonic: () => performance.now(),
       mask: deps.mask,
+      localStreams: deps.localStreams,
     });
   }
 
