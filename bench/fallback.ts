@@ -19,6 +19,8 @@
  *   process (the server) and of all its descendants (encoders, feeders, sandboxes) is read from
  *   /proc over BENCH_COST_SECONDS, and the proportional memory (PSS) of the descendants and of the server at the end.
  *
+ * Past 300 lines: the two measurements share the server, its publishers and the /proc readers.
+ *
  * Run: node --import tsx bench/fallback.ts   (BENCH_CYCLES=20 BENCH_PROCESSES=20 BENCH_COST_SECONDS=15)
  */
 import { execFileSync, spawn } from 'node:child_process';

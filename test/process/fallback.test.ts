@@ -1,4 +1,9 @@
 // test-alone: it times switch-overs and switch-backs of live streams in real time (2 s targets)
+/*
+ * Fallback sources with real ffmpeg (issue 30, docs/processes.md#fallback-sources). Past 300
+ * lines: the scenarios share one server with RTMP, its publishers, and the watchers they all read
+ * (the state's input_live, the HLS playlist, the recorded output's packets and pictures).
+ */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
