@@ -35,13 +35,18 @@ export function createIngest(config: Config, deps: IngestDeps): Ingest {
   const rtmp = createRtmpIngest(config, deps);
   const srt = createSrtIngest(config, deps);
   return {
-    rtmp: rtmp.server,
-    srt: srt.server,
+    // The RTMP server a reload may build or close.
+    get rtmp() {
+      return rtmp.server;
+    },
+    get srt() {
+      return srt.server;
+    },
     placeholders: { rtmp: rtmp.placeholder, srt: srt.placeholder },
     localStreams: rtmp.localStreams,
     registerApi: (v3) => {
-      registerRtmpRoutes(v3, rtmp.server);
-      registerSrtRoutes(v3, srt.server);
+      registerRtmpRoutes(v3, () => rtmp.server);
+      registerSrtRoutes(v3, () => srt.server);
     },
   };
 }

@@ -240,7 +240,9 @@ describe('fallback sources: outputs that never go down', () => {
   });
 
   it('switches back to a flapping primary no more often than switch_back_interval_seconds', async () => {
-    const intervalS = 7;
+    // Far above a cycle's nominal 5.5 s, so that a loaded machine (slower publisher starts) still
+    // brings the primary back sooner than the bound allows.
+    const intervalS = 12;
     let { publisher } = await startPublisher('flappy');
     await ok(
       server,
@@ -256,17 +258,23 @@ describe('fallback sources: outputs that never go down', () => {
     const pid = (await ok<{ pid: number }>(server, 'GET', '/process/flapping/state')).pid;
     // Down 1.5 s, then up 4 s (long enough to be switched back to without the bound), four times.
     const cycles = 4;
+    const returns: number[] = [];
     for (let cycle = 0; cycle < cycles; cycle++) {
       stopPublisher(publisher);
       await watch.until('fallback', 10_000);
       await sleepMs(1500);
       ({ publisher } = await startPublisher('flappy'));
+      returns.push(Date.now());
       await sleepMs(4000);
     }
     await sleepMs(intervalS * 1000);
     await watch.stop();
     const backs = watch.at('primary');
     assert.ok(backs.length >= 2, `it switched back: ${JSON.stringify(watch.changes())}`);
+    const soonerThanTheBound = returns.some(
+      (at, index) => index > 0 && at - (returns[index - 1] as number) < (intervalS - 1) * 1000,
+    );
+    assert.ok(soonerThanTheBound, `the primary came back sooner than the bound: ${JSON.stringify(returns)}`);
     assert.ok(backs.length < cycles, `some returns were held back: ${JSON.stringify(watch.changes())}`);
     for (let index = 1; index < backs.length; index++) {
       const apart = (backs[index] as number) - (backs[index - 1] as number);

@@ -74,6 +74,15 @@ export class RtmpServer implements ConnectionHost {
     this.ticker.unref();
   }
 
+  /**
+   * A reloaded `rtmp.app` and `rtmp.token`: asked of every publish and play from now on; the
+   * streams already published or played keep running.
+   */
+  setAccess(access: { app: string; token: string }): void {
+    this.options.app = access.app;
+    this.options.token = access.token;
+  }
+
   /** Paths being published now, e.g. `/live/abc` (GET /api/v3/rtmp). */
   channels(): string[] {
     return [...this.streams.keys()];
@@ -118,6 +127,14 @@ export class RtmpServer implements ConnectionHost {
     server.on('error', (error) => this.options.logger.error({ err: error }, 'rtmp listener error'));
     this.listeners.push(server);
     return server.address() as AddressInfo;
+  }
+
+  /**
+   * Stops listening on every address; the connections accepted keep running (a reload that moves
+   * the listeners opens the new ones after this).
+   */
+  stopListening(): void {
+    for (const server of this.listeners.splice(0)) server.close();
   }
 
   /** Stops listening and ends every connection (publishers first, so players see the end). */

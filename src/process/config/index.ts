@@ -20,5 +20,6 @@ export {
   type InputFallback,
   type ProcessInput,
   type ProcessIO,
+  type ProcessLimits,
 } from './contract.js';
 export { validateProcessConfig } from './validate-config.js';

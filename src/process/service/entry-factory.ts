@@ -24,7 +24,9 @@ import {
   type SpawnFn,
   type ProcessState,
   Supervisor,
+  timeout,
   type PreparedRun,
+  type Schedule,
 } from '../supervise/index.js';
 import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
@@ -40,6 +42,8 @@ export interface EntryFactoryDeps {
   spawn: SpawnFn;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
+  /** The supervisors' timers, on the clock of `now` (default the real `setTimeout`). */
+  schedule?: Schedule;
   procRoot: string;
   cpus: number;
   /** Real absolute disk directory: working directory of the children, base of relative outputs. */
@@ -94,8 +98,17 @@ export class EntryFactory {
     const deps = this.deps;
     // The process's own mask: it also hides the memfs credential of its latest run.
     const runMask = new RunCredentialMask(deps.mask);
+    // The running config's section, which a reload updates in place: read on every line and run.
+    const log = deps.config.ffmpeg.log;
     const report = new ProcessReport(
-      { maxLines: deps.config.ffmpeg.log.max_lines, maxHistory: deps.config.ffmpeg.log.max_history },
+      {
+        get maxLines() {
+          return log.max_lines;
+        },
+        get maxHistory() {
+          return log.max_history;
+        },
+      },
       Math.floor(deps.now() / 1000),
       runMask.mask,
     );
@@ -119,6 +132,7 @@ export class EntryFactory {
       {
         spawn: deps.spawn,
         now: deps.now,
+        schedule: deps.schedule ?? timeout,
         logger: deps.logger,
         readUsage: (pid) => readProcessUsage(deps.procRoot, pid),
         cpus: deps.cpus,

@@ -22,5 +22,6 @@ export { withoutServerEnvironment } from './server-env.js';
 export { STATES, zeroStateCounts } from './states.js';
 export type { Order, ProcessState, StateCounts } from './states.js';
 export { Supervisor } from './supervisor.js';
+export { timeout, unrefTimeout, type Schedule } from './schedule.js';
 export type { PreparedRun } from './supervisor.js';
 export { EncoderConnections, type EncoderConnectionsDeps } from './encoder-connections.js';

@@ -3,6 +3,7 @@ import type { CredentialMask } from './credential-mask.js';
 import type { ProcessUsageSample } from './proc-usage.js';
 import type { IoLabels } from '../progress/index.js';
 import type { ResourceLimits } from './resource-watch.js';
+import type { Schedule } from './schedule.js';
 import type { OutputBudget, RunPipe } from './run.js';
 import type { SpawnFn } from './spawn.js';
 import type { ProcessState } from './states.js';
@@ -32,6 +33,8 @@ export interface SupervisorDeps {
   spawn: SpawnFn;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
+  /** The supervisor's own timers (reconnect delay, SIGKILL after SIGINT), on the clock of `now`. */
+  schedule: Schedule;
   logger: Logger;
   readUsage: (pid: number) => ProcessUsageSample | undefined;
   /** Logical CPUs, for CPU percentages of the whole machine. */
