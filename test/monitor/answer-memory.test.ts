@@ -134,4 +134,20 @@ describe('answers no cache keeps', () => {
     }
     assert.ok(reused >= 20, `${reused} answers in reused memory`);
   });
+
+  it('reuse memory for steps past those kept per snapshot too (one engine answers every query)', async () => {
+    const service = new MetricsQueryService(store, retention, LIMITS);
+    // Fill the answer cache, then use up the 4 steps whose values a snapshot keeps.
+    for (const range of [300, 298, 296]) await service.answer(series(range));
+    for (const step of [3, 4, 5, 6]) await service.answer({ timerange_sec: 300, interval_sec: step });
+    const body = (range: number): unknown => ({ timerange_sec: range, interval_sec: 1 });
+    const first = await service.answer(body(290));
+    assert.ok(first.bytes.length >= MIN_POOLED_BYTES);
+    assert.ok(service.reusesMemory(first), 'an answer of a fifth step gives its memory back');
+    assert.ok(first.bytes.toString() === (await plain(body(290))));
+    service.written(first);
+    const second = await service.answer(body(288));
+    assert.equal(second.bytes.buffer, first.bytes.buffer, "the first answer's memory");
+    assert.ok(second.bytes.toString() === (await plain(body(288))));
+  });
 });

@@ -5,7 +5,6 @@ import { AnswerBuffers, MIN_POOLED_BYTES } from './answer-buffers.js';
 import { assembleAnswer } from './assemble-answer.js';
 import { QueryDeadline } from './deadline.js';
 import { answerHead } from './answer-text.js';
-import { evaluateQuery } from './evaluate.js';
 import { parseMetricsQuery, type MetricsQuery, type QueryLimits } from './parse.js';
 import { PatternCache } from './pattern-cache.js';
 import type { Retention } from './point-plan.js';
@@ -150,14 +149,7 @@ export class MetricsQueryService {
       this.history,
       this.allocate,
     );
-    if (assembled !== undefined)
-      return { answer: new EncodedBody(assembled), pooled: assembled.length >= MIN_POOLED_BYTES };
-    return {
-      answer: new EncodedBody(
-        await evaluateQuery(store, this.retention, query, selection, deadline, this.history),
-      ),
-      pooled: false,
-    };
+    return { answer: new EncodedBody(assembled), pooled: assembled.length >= MIN_POOLED_BYTES };
   }
 
   /** Counts `bytes` against the cache bound if they fit. */
