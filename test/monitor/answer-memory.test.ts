@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MetricsQueryService, parseMetricsQuery } from '../../src/monitor/query/index.js';
 import { AnswerBuffers, MIN_POOLED_BYTES } from '../../src/monitor/query/answer-buffers.js';
-import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
 import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
-import { SeriesSelection } from '../../src/monitor/query/select.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 import { LIMITS } from '../helpers/query-limits.js';
+import { evaluatePlainly } from './support/plain-evaluation.js';
 
 describe('answer buffers', () => {
   it('hands out exactly the asked length, and a released block again for a similar size', () => {
@@ -75,7 +74,7 @@ describe('answers no cache keeps', () => {
   const store = bigStore();
   const plain = async (body: unknown): Promise<string> => {
     const query = parseMetricsQuery(body, LIMITS, new PatternCache(LIMITS.maxProgramSize));
-    return await evaluateQuery(store, retention, query, SeriesSelection.all());
+    return await evaluatePlainly(store, retention, query);
   };
   const series = (timerangeSec: number): unknown => ({ timerange_sec: timerangeSec, interval_sec: 2 });
 

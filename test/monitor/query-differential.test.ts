@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseMetricsQuery, QueryError } from '../../src/monitor/query/index.js';
-import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
 import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
-import { compileSelection, SeriesSelection } from '../../src/monitor/query/select.js';
 import {
   commitRandomSnapshot,
   LIMITS,
@@ -12,10 +10,11 @@ import {
   scenario,
   type Scenario,
 } from '../helpers/random-queries.js';
+import { evaluatePlainly } from './support/plain-evaluation.js';
 
 /**
  * The server answers queries from encoded fragments (assemble-answer.ts); the plain evaluation
- * (evaluate.ts) formats every point for every answer. Both must give the same bytes: thousands of
+ * (support/plain-evaluation.ts) formats every point for every answer. Both must give the same bytes: thousands of
  * random queries against random stores whose series appear, disappear and get their ids reused,
  * with snapshots late, early or missing, from the first snapshot on.
  */
@@ -23,11 +22,7 @@ import {
 /** The plain evaluation of a body, on its own pattern cache. */
 async function reference(s: Scenario, body: unknown, patterns: PatternCache): Promise<string> {
   const query = parseMetricsQuery(body, LIMITS, patterns);
-  const selection =
-    query.timerangeSec !== undefined && query.items.length === 0
-      ? SeriesSelection.all()
-      : compileSelection(query.items);
-  return await evaluateQuery(s.store, s.retention, query, selection);
+  return await evaluatePlainly(s.store, s.retention, query);
 }
 
 async function compare(s: Scenario, body: unknown, patterns: PatternCache, context: string): Promise<void> {

@@ -6,9 +6,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { MetricHistory } from '../../src/monitor/history/index.js';
 import { MetricsQueryService, parseMetricsQuery, QueryError } from '../../src/monitor/query/index.js';
-import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
 import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
-import { compileSelection, SeriesSelection } from '../../src/monitor/query/select.js';
 import {
   commitRandomSnapshot,
   LIMITS,
@@ -17,11 +15,12 @@ import {
   scenario,
   type Scenario,
 } from '../helpers/random-queries.js';
+import { evaluatePlainly } from './support/plain-evaluation.js';
 
 /**
  * Ranges past the raw window are answered with the history (docs/history.md#queries-which-tier-answers-which-range): the server
  * from lazily encoded history views (history-view.ts), the reference by formatting every point
- * (evaluate-history.ts). Both must give the same bytes, for random stores fed into a real history
+ * (support/plain-evaluation.ts). Both must give the same bytes, for random stores fed into a real history
  * on disk across minutes, hours, sealed windows, expired files and restarts, with series that come
  * and go.
  */
@@ -84,11 +83,7 @@ function randomLongQuery(s: HistoryScenario): Record<string, unknown> {
 
 async function reference(s: HistoryScenario, body: unknown, patterns: PatternCache): Promise<string> {
   const query = parseMetricsQuery(body, LIMITS, patterns);
-  const selection =
-    query.timerangeSec !== undefined && query.items.length === 0
-      ? SeriesSelection.all()
-      : compileSelection(query.items);
-  return evaluateQuery(s.store, s.retention, query, selection, undefined, s.history);
+  return evaluatePlainly(s.store, s.retention, query, s.history);
 }
 
 /** Compares one body; returns whether the answer holds a point older than the raw window. */
