@@ -14,7 +14,8 @@ import { SeriesFragments } from './series-fragments.js';
 /**
  * Bytes of answers (and of the request texts that name them) kept per snapshot. Answers assembled
  * from fragments are cheap, so the cache only has to catch the dashboard that repeats a body; a
- * bound in bytes keeps a stream of varied queries from holding megabytes per snapshot.
+ * bound in bytes keeps a stream of varied queries from holding megabytes per snapshot
+ * (docs/metrics.md#caches-on-the-query-path).
  */
 const MAX_CACHED_BYTES = 2 << 20;
 
@@ -26,11 +27,11 @@ export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]
  *
  * Answers are assembled from fragments encoded once per series and snapshot (assemble-answer.ts),
  * so a query that differs from every earlier one costs selecting series and copying bytes. On top,
- * answers are cached for the snapshot, by the request's raw text (a dashboard repeating the same
- * body byte for byte is answered without parsing) and by the query's canonical key. Patterns are
- * compiled once and kept in a bounded cache. Every query has a time budget (`QueryDeadline`).
- * An assembled answer that no cache keeps is written into memory reused from earlier such answers
- * (answer-buffers.ts); the caller reports with `written` when its response is out.
+ * answers are kept for the snapshot by the request's raw text: a dashboard repeating the same body
+ * byte for byte is answered without parsing. Patterns are compiled once and kept in a bounded
+ * cache. Every query has a time budget (`QueryDeadline`). An assembled answer that no cache keeps
+ * is written into memory reused from earlier such answers (answer-buffers.ts); the caller reports
+ * with `written` when its response is out.
  */
 export class MetricsQueryService {
   private readonly store: MetricStore | undefined;
@@ -40,7 +41,6 @@ export class MetricsQueryService {
   private readonly patterns: PatternCache;
   private readonly fragments: SeriesFragments | undefined;
   private readonly head: Buffer;
-  private readonly byKey = new Map<string, EncodedBody>();
   private readonly byText = new Map<string, EncodedBody>();
   private cachedBytes = 0;
   private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
@@ -89,27 +89,19 @@ export class MetricsQueryService {
   async answer(body: unknown, text?: string): Promise<EncodedBody> {
     const deadline = new QueryDeadline(this.now, this.limits.maxTimeMs);
     const query = parseMetricsQuery(body, this.limits, this.patterns, deadline);
-    let answer: EncodedBody | undefined;
     for (;;) {
       this.dropStaleAnswers();
-      answer = this.byKey.get(query.key);
-      if (answer !== undefined) break;
       const seq = this.store?.newestSeq;
-      const evaluated = await this.evaluate(query, deadline);
+      const { answer, pooled } = await this.evaluate(query, deadline);
       if (this.store?.newestSeq !== seq) {
-        if (evaluated.pooled) this.buffers.release(evaluated.answer.bytes);
+        if (pooled) this.buffers.release(answer.bytes);
         deadline.check();
         continue;
       }
-      answer = evaluated.answer;
-      if (this.fits(answer.bytes.length + query.key.length)) this.byKey.set(query.key, answer);
-      else if (evaluated.pooled) this.reusable.add(answer);
-      break;
+      if (text !== undefined && this.fits(answer.bytes.length + text.length)) this.byText.set(text, answer);
+      else if (pooled) this.reusable.add(answer);
+      return answer;
     }
-    if (text !== undefined && this.byKey.get(query.key) === answer && this.fits(text.length)) {
-      this.byText.set(text, answer);
-    }
-    return answer;
   }
 
   /** Does `answer` (from `answer`) give its memory back once written (see `written`)? */
@@ -163,7 +155,6 @@ export class MetricsQueryService {
   private dropStaleAnswers(): void {
     const seq = this.store?.newestSeq ?? -1;
     if (seq === this.cachedSeq) return;
-    this.byKey.clear();
     this.byText.clear();
     this.cachedBytes = 0;
     this.cachedSeq = seq;
