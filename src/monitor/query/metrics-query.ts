@@ -8,7 +8,7 @@ import { answerHead } from './answer-text.js';
 import { parseMetricsQuery, type MetricsQuery, type QueryLimits } from './parse.js';
 import { PatternCache } from './pattern-cache.js';
 import type { Retention } from './point-plan.js';
-import { compileSelection, SeriesSelection } from './select.js';
+import { selectionOf } from './select.js';
 import { SeriesFragments } from './series-fragments.js';
 
 /**
@@ -126,17 +126,13 @@ export class MetricsQueryService {
     const store = this.store;
     if (store === undefined || this.fragments === undefined)
       return { answer: this.disabledAnswer, pooled: false };
-    const selection =
-      query.timerangeSec !== undefined && query.items.length === 0
-        ? SeriesSelection.all()
-        : compileSelection(query.items);
     const assembled = await assembleAnswer(
       store,
       this.retention,
       this.fragments,
       this.head,
       query,
-      selection,
+      selectionOf(query),
       deadline,
       this.history,
       this.allocate,

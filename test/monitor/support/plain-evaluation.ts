@@ -13,7 +13,7 @@ import {
   type PointPlan,
   type Retention,
 } from '../../../src/monitor/query/point-plan.js';
-import { compileSelection, SeriesSelection } from '../../../src/monitor/query/select.js';
+import { selectionOf, type SeriesSelection } from '../../../src/monitor/query/select.js';
 import { CATALOG, compareLabelValues, type MetricStore } from '../../../src/monitor/store/index.js';
 
 /*
@@ -35,10 +35,7 @@ export async function evaluatePlainly(
   query: MetricsQuery,
   history?: MetricHistory,
 ): Promise<string> {
-  const selection =
-    query.timerangeSec !== undefined && query.items.length === 0
-      ? SeriesSelection.all()
-      : compileSelection(query.items);
+  const selection = selectionOf(query);
   if (store.snapshotCount === 0) return `${answerHead(retention)}]}`;
   const historyRange = historyRangeOf(query, retention, store, history);
   if (historyRange !== undefined) {
