@@ -138,14 +138,16 @@ describe('metrics query evaluation', () => {
     );
   });
 
-  it('keeps the answer to a body text while the snapshot is unchanged, and not after a commit', async () => {
+  it('keeps the answer to a body text asked twice while the snapshot is unchanged, and not after a commit', async () => {
     const store = fixtureStore();
     const cached = new MetricsQueryService(store, { rangeSec: 20, intervalSec: 2 }, LIMITS);
     const body = { metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }] };
     const text = JSON.stringify(body);
     assert.equal(cached.cachedAnswer(text), undefined);
-    const first = await cached.answer(body, text);
-    assert.equal(cached.cachedAnswer(text), first, 'the same cached answer');
+    await cached.answer(body, text);
+    assert.equal(cached.cachedAnswer(text), undefined, 'a text asked once is not kept');
+    const second = await cached.answer(body, text);
+    assert.equal(cached.cachedAnswer(text), second, 'the answer to its second request is');
     const batch = new SampleBatch();
     batch.add(store.intern(METRIC_INDEX.get('net_rx')!, ['lo']), 6);
     store.commit(110_000, batch);

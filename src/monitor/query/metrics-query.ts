@@ -12,7 +12,7 @@ import { selectionOf } from './select.js';
 import { SeriesFragments } from './series-fragments.js';
 
 /**
- * Bytes of answers (and of the request texts that name them) kept per snapshot. Answers assembled
+ * Bytes of answers and of the request texts asked in a snapshot kept for it. Answers assembled
  * from fragments are cheap, so the cache only has to catch the dashboard that repeats a body; a
  * bound in bytes keeps a stream of varied queries from holding megabytes per snapshot
  * (docs/metrics.md#caches-on-the-query-path).
@@ -27,8 +27,8 @@ export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]
  *
  * Answers are assembled from fragments encoded once per series and snapshot (assemble-answer.ts),
  * so a query that differs from every earlier one costs selecting series and copying bytes. On top,
- * answers are kept for the snapshot by the request's raw text: a dashboard repeating the same body
- * byte for byte is answered without parsing. Patterns are compiled once and kept in a bounded
+ * answers are kept for the snapshot by the request's raw text once it is asked twice: a dashboard
+ * repeating the same body byte for byte is answered without parsing. Patterns are compiled once and kept in a bounded
  * cache. Every query has a time budget (`QueryDeadline`). An assembled answer that no cache keeps
  * is written into memory reused from earlier such answers (answer-buffers.ts); the caller reports
  * with `written` when its response is out.
@@ -42,6 +42,8 @@ export class MetricsQueryService {
   private readonly fragments: SeriesFragments | undefined;
   private readonly head: Buffer;
   private readonly byText = new Map<string, EncodedBody>();
+  /** Texts asked once in this snapshot (`keep`). */
+  private readonly askedOnce = new Set<string>();
   private cachedBytes = 0;
   private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
   private cachedSeq = -1;
@@ -81,7 +83,7 @@ export class MetricsQueryService {
   /**
    * The JSON answer for a parsed request body; rejects with `QueryError` (→ 400) for an invalid
    * query and `QueryTimeoutError` (→ 503) when it spends its time budget. `text`, the body as
-   * received, makes a later identical request a `cachedAnswer` hit. A range that reads the
+   * received, makes later identical requests `cachedAnswer` hits from its second one on. A range that reads the
    * history's files waits for them (the thread pool); when a snapshot is committed meanwhile, the
    * answer is made again from the new one (the history's part is then in memory), so an answer
    * always belongs to one snapshot.
@@ -98,8 +100,7 @@ export class MetricsQueryService {
         deadline.check();
         continue;
       }
-      if (text !== undefined && this.fits(answer.bytes.length + text.length)) this.byText.set(text, answer);
-      else if (pooled) this.reusable.add(answer);
+      this.keep(answer, pooled, text);
       return answer;
     }
   }
@@ -140,6 +141,24 @@ export class MetricsQueryService {
     return { answer: new EncodedBody(assembled), pooled: assembled.length >= MIN_POOLED_BYTES };
   }
 
+  /**
+   * Keeps `answer` for `text` once that text is asked a second time in this snapshot. A kept answer
+   * holds memory of its own, where one given once goes back to `buffers` when written, and most
+   * texts are asked once (a range picker, varied label selections): keeping every first answer
+   * cost a 30 KB answer about 24 µs more than it saved (docs/metrics.md#caches-on-the-query-path).
+   */
+  private keep(answer: EncodedBody, pooled: boolean, text: string | undefined): void {
+    if (text !== undefined) {
+      if (!this.askedOnce.has(text)) {
+        if (this.fits(text.length)) this.askedOnce.add(text);
+      } else if (this.fits(answer.bytes.length)) {
+        this.byText.set(text, answer);
+        return;
+      }
+    }
+    if (pooled) this.reusable.add(answer);
+  }
+
   /** Counts `bytes` against the cache bound if they fit. */
   private fits(bytes: number): boolean {
     if (this.cachedBytes + bytes > MAX_CACHED_BYTES) return false;
@@ -152,6 +171,7 @@ export class MetricsQueryService {
     const seq = this.store?.newestSeq ?? -1;
     if (seq === this.cachedSeq) return;
     this.byText.clear();
+    this.askedOnce.clear();
     this.cachedBytes = 0;
     this.cachedSeq = seq;
   }
