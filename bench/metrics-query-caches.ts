@@ -22,6 +22,8 @@
  * ratios within one run mean much.
  *
  * Workloads (one query = one request):
+ * - raw, latest / 100–120 s series, 29 metrics, varied: bench/metrics-varied.ts's varied bodies,
+ *   8 per snapshot, over the process series and a few series of every other metric;
  * - raw, repeated: 8 queries per snapshot with the same body text (a dashboard polling, several
  *   viewers), the last 300 s of one process;
  * - raw, same query, other text: 8 queries per snapshot asking the same, each spelled differently
@@ -43,6 +45,7 @@ import { promisify } from 'node:util';
 import { chunkEngine } from './history-engines.js';
 import { workload } from './history-workload.js';
 import { median } from './measure.js';
+import { CATALOG } from '../src/monitor/store/catalog.js';
 // Types only: each child loads these modules from the checkout it measures.
 import type * as HistoryModule from '../src/monitor/history/index.js';
 import type * as QueryModule from '../src/monitor/query/index.js';
@@ -69,8 +72,48 @@ const PROCESSES = Math.max(1, Math.floor(SERIES / 15));
 const pick = <T>(random: () => number, values: readonly T[]): T =>
   values[Math.floor(random() * values.length)]!;
 const oneProcess = (p: number): object => ({ name: 'restream_process', labels: { processid: `^p${p}$` } });
+const NAMES = CATALOG.map(({ name }) => name);
+/** Label values of the other metrics' series (bench/metrics-varied.ts's patterns match some of them). */
+const LABEL_VALUES = ['eth0', 'lo', '/', '/mnt/data', 'memfs', 'diskfs', 'a1', 'b2'];
+/** bench/metrics-varied.ts's patterns. */
+const PATTERNS = ['', '^eth', 'lo', '.', '^/', 'mem', 'disk', '^(a|b)', 'e'];
+
+function shuffled<T>(random: () => number, values: readonly T[]): T[] {
+  const copy = [...values];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
+
+function itemWithRandomLabels(random: () => number, name: string): object {
+  const label = CATALOG.find((entry) => entry.name === name)!.labels[0];
+  if (label === undefined || random() < 0.3) return { name };
+  return { name, labels: { [label]: pick(random, PATTERNS) } };
+}
 
 const WORKLOADS: Workload[] = [
+  {
+    name: 'raw, latest, 29 metrics, varied',
+    bodies: (random) =>
+      Array.from({ length: QUERIES_PER_SNAPSHOT }, () =>
+        JSON.stringify({
+          metrics: shuffled(random, NAMES).map((name) => itemWithRandomLabels(random, name)),
+        }),
+      ),
+  },
+  {
+    name: 'raw, 100–120 s series, 29 metrics, varied',
+    bodies: (random) =>
+      Array.from({ length: QUERIES_PER_SNAPSHOT }, () =>
+        JSON.stringify({
+          timerange_sec: 100 + Math.floor(random() * 21),
+          interval_sec: 2,
+          metrics: shuffled(random, NAMES).map((name) => ({ name })),
+        }),
+      ),
+  },
   {
     name: 'raw, repeated',
     bodies: () =>
@@ -162,6 +205,18 @@ async function measure(checkout: string, dir: string): Promise<void> {
   const store = new MetricStore(150);
   const metric = METRIC_INDEX.get('restream_process')!;
   const ids = workload(SERIES).series.map((series) => store.intern(metric, [...series.labelValues]));
+  // A few series of every other metric, for the 29-metric queries.
+  for (const [index, { labels }] of CATALOG.entries()) {
+    if (index === metric) continue;
+    const values = labels.length === 0 ? [''] : LABEL_VALUES;
+    for (const value of values)
+      ids.push(
+        store.intern(
+          index,
+          labels.map((_, i) => (i === 0 ? value : 'x')),
+        ),
+      );
+  }
   const batch = new SampleBatch();
   let timeMs = (END_SEC + 60) * 1000;
   const commit = (): void => {
