@@ -178,4 +178,29 @@ describe('metrics query past the raw window: history views against the plain eva
       rmSync(s.dir, { recursive: true, force: true });
     }
   });
+
+  it('keeps an answer the history helped make from its first request, one from the raw window from its second', async () => {
+    const s = await historyScenario(3);
+    try {
+      const pool = randomSeriesPool(s).map((series) => ({ ...series, p: 1 }));
+      let timeMs = Date.UTC(2026, 2, 1);
+      for (let tick = 0; tick < 30; tick++) {
+        timeMs += 10 * 60_000;
+        s.history.ingest(timeMs, commitRandomSnapshot(s, timeMs, pool), s.store);
+      }
+      const long = { timerange_sec: DAY, metrics: [] };
+      const longText = JSON.stringify(long);
+      const first = await s.service.answer(long, longText);
+      assert.equal(s.service.cachedAnswer(longText), first, 'kept at once');
+      const raw = { timerange_sec: s.retention.rangeSec, metrics: [] };
+      const rawText = JSON.stringify(raw);
+      await s.service.answer(raw, rawText);
+      assert.equal(s.service.cachedAnswer(rawText), undefined, 'asked once');
+      const second = await s.service.answer(raw, rawText);
+      assert.equal(s.service.cachedAnswer(rawText), second, 'asked twice');
+    } finally {
+      await s.history.close();
+      rmSync(s.dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -25,6 +25,12 @@ const SERIES_END = Buffer.from(']}');
 const ANSWER_END = Buffer.from(']}');
 const allocateUnpooled = (length: number): Buffer => Buffer.allocUnsafe(length);
 
+/** An answer's bytes; `fromHistory`: its range reached past the raw window (a history tier answered). */
+export interface AssembledAnswer {
+  bytes: Buffer;
+  fromHistory: boolean;
+}
+
 /**
  * The answer of a query (docs/metrics.md#post-apiv3metrics-the-query), assembled from encoded
  * fragments (series-fragments.ts): per matching series, its latest-value object, or its head, the
@@ -51,18 +57,19 @@ export async function assembleAnswer(
   deadline: QueryDeadline,
   history?: MetricHistory,
   allocate: (length: number) => Buffer = allocateUnpooled,
-): Promise<Buffer> {
+): Promise<AssembledAnswer> {
   const writer = new AnswerWriter(allocate);
   const historyRange =
     store.snapshotCount === 0 ? undefined : historyRangeOf(query, retention, store, history);
   if (historyRange !== undefined) {
     writer.push(Buffer.from(answerHead(historyRange)));
-    return assembleHistory(writer, fragments, history!, historyRange, selection, deadline);
+    const bytes = await assembleHistory(writer, fragments, history!, historyRange, selection, deadline);
+    return { bytes, fromHistory: true };
   }
   writer.push(head);
   if (store.snapshotCount === 0) {
     writer.push(ANSWER_END);
-    return writer.toBuffer();
+    return { bytes: writer.toBuffer(), fromHistory: false };
   }
   let source: SeriesSource;
   if (query.timerangeSec === undefined) {
@@ -81,7 +88,7 @@ export async function assembleAnswer(
     else writer.pushObjects(block);
   }
   writer.push(ANSWER_END);
-  return writer.toBuffer();
+  return { bytes: writer.toBuffer(), fromHistory: false };
 }
 
 /** Stands for the empty pattern (any value) where a kept block is looked up by pattern. */

@@ -19,6 +19,12 @@ import { SeriesFragments } from './series-fragments.js';
  */
 const MAX_CACHED_BYTES = 2 << 20;
 
+interface Evaluated {
+  answer: EncodedBody;
+  pooled: boolean;
+  fromHistory: boolean;
+}
+
 /** The answer while collection is disabled (docs/metrics.md#post-apiv3metrics-the-query). */
 export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]}';
 
@@ -27,8 +33,9 @@ export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]
  *
  * Answers are assembled from fragments encoded once per series and snapshot (assemble-answer.ts),
  * so a query that differs from every earlier one costs selecting series and copying bytes. On top,
- * answers are kept for the snapshot by the request's raw text once it is asked twice: a dashboard
- * repeating the same body byte for byte is answered without parsing. Patterns are compiled once and kept in a bounded
+ * answers are kept for the snapshot by the request's raw text (from its second request, or its
+ * first when the history answered): a dashboard repeating the same body byte for byte is answered
+ * without parsing. Patterns are compiled once and kept in a bounded
  * cache. Every query has a time budget (`QueryDeadline`). An assembled answer that no cache keeps
  * is written into memory reused from earlier such answers (answer-buffers.ts); the caller reports
  * with `written` when its response is out.
@@ -83,7 +90,7 @@ export class MetricsQueryService {
   /**
    * The JSON answer for a parsed request body; rejects with `QueryError` (→ 400) for an invalid
    * query and `QueryTimeoutError` (→ 503) when it spends its time budget. `text`, the body as
-   * received, makes later identical requests `cachedAnswer` hits from its second one on. A range that reads the
+   * received, makes later identical requests `cachedAnswer` hits (see `keep`). A range that reads the
    * history's files waits for them (the thread pool); when a snapshot is committed meanwhile, the
    * answer is made again from the new one (the history's part is then in memory), so an answer
    * always belongs to one snapshot.
@@ -94,14 +101,14 @@ export class MetricsQueryService {
     for (;;) {
       this.dropStaleAnswers();
       const seq = this.store?.newestSeq;
-      const { answer, pooled } = await this.evaluate(query, deadline);
+      const evaluated = await this.evaluate(query, deadline);
       if (this.store?.newestSeq !== seq) {
-        if (pooled) this.buffers.release(answer.bytes);
+        if (evaluated.pooled) this.buffers.release(evaluated.answer.bytes);
         deadline.check();
         continue;
       }
-      this.keep(answer, pooled, text);
-      return answer;
+      this.keep(evaluated, text);
+      return evaluated.answer;
     }
   }
 
@@ -119,15 +126,12 @@ export class MetricsQueryService {
     if (this.reusable.delete(answer)) this.buffers.release(answer.bytes);
   }
 
-  /** `pooled`: the answer's bytes came from `buffers`. */
-  private async evaluate(
-    query: MetricsQuery,
-    deadline: QueryDeadline,
-  ): Promise<{ answer: EncodedBody; pooled: boolean }> {
+  /** `pooled`: the answer's bytes came from `buffers`; `fromHistory`: a history tier answered part of it. */
+  private async evaluate(query: MetricsQuery, deadline: QueryDeadline): Promise<Evaluated> {
     const store = this.store;
     if (store === undefined || this.fragments === undefined)
-      return { answer: this.disabledAnswer, pooled: false };
-    const assembled = await assembleAnswer(
+      return { answer: this.disabledAnswer, pooled: false, fromHistory: false };
+    const { bytes, fromHistory } = await assembleAnswer(
       store,
       this.retention,
       this.fragments,
@@ -138,20 +142,22 @@ export class MetricsQueryService {
       this.history,
       this.allocate,
     );
-    return { answer: new EncodedBody(assembled), pooled: assembled.length >= MIN_POOLED_BYTES };
+    return { answer: new EncodedBody(bytes), pooled: bytes.length >= MIN_POOLED_BYTES, fromHistory };
   }
 
   /**
-   * Keeps `answer` for `text` once that text is asked a second time in this snapshot. A kept answer
+   * Keeps the answer for `text`: at once when a history tier answered part of it (making it again
+   * costs milliseconds), else once that text is asked a second time in this snapshot. A kept answer
    * holds memory of its own, where one given once goes back to `buffers` when written, and most
    * texts are asked once (a range picker, varied label selections): keeping every first answer
-   * cost a 30 KB answer about 24 µs more than it saved (docs/metrics.md#caches-on-the-query-path).
+   * from the raw window cost a 30 KB answer about 24 µs more than it saved
+   * (docs/metrics.md#caches-on-the-query-path).
    */
-  private keep(answer: EncodedBody, pooled: boolean, text: string | undefined): void {
+  private keep({ answer, pooled, fromHistory }: Evaluated, text: string | undefined): void {
     if (text !== undefined) {
-      if (!this.askedOnce.has(text)) {
+      if (!fromHistory && !this.askedOnce.has(text)) {
         if (this.fits(text.length)) this.askedOnce.add(text);
-      } else if (this.fits(answer.bytes.length)) {
+      } else if (this.fits(answer.bytes.length + (this.askedOnce.has(text) ? 0 : text.length))) {
         this.byText.set(text, answer);
         return;
       }
