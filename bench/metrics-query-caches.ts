@@ -34,6 +34,9 @@
  * - history, viewers: per snapshot 8 queries of 24 h or 7 d, each for one of 4 processes at random:
  *   several viewers of a few charts.
  *
+ * One file past 300 lines: it runs as the parent and as each child (`--measure`), which share the
+ * workloads.
+ *
  * Run: node --import tsx bench/metrics-query-caches.ts
  *      BENCH_CHECKOUTS=/path/a,/path/b BENCH_ROUNDS=3 node --import tsx bench/metrics-query-caches.ts
  */

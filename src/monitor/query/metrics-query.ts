@@ -35,10 +35,10 @@ export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]
  * so a query that differs from every earlier one costs selecting series and copying bytes. On top,
  * answers are kept for the snapshot by the request's raw text (from its second request, or its
  * first when the history answered): a dashboard repeating the same body byte for byte is answered
- * without parsing. Patterns are compiled once and kept in a bounded
- * cache. Every query has a time budget (`QueryDeadline`). An assembled answer that no cache keeps
- * is written into memory reused from earlier such answers (answer-buffers.ts); the caller reports
- * with `written` when its response is out.
+ * without parsing. Patterns are compiled once and kept in a bounded cache. Every query has a time
+ * budget (`QueryDeadline`). An assembled answer that no cache keeps is written into memory reused
+ * from earlier such answers (answer-buffers.ts); the caller reports with `written` when its
+ * response is out.
  */
 export class MetricsQueryService {
   private readonly store: MetricStore | undefined;
@@ -90,9 +90,9 @@ export class MetricsQueryService {
   /**
    * The JSON answer for a parsed request body; rejects with `QueryError` (→ 400) for an invalid
    * query and `QueryTimeoutError` (→ 503) when it spends its time budget. `text`, the body as
-   * received, makes later identical requests `cachedAnswer` hits (see `keep`). A range that reads the
-   * history's files waits for them (the thread pool); when a snapshot is committed meanwhile, the
-   * answer is made again from the new one (the history's part is then in memory), so an answer
+   * received, makes later identical requests `cachedAnswer` hits (see `keep`). A range that reads
+   * the history's files waits for them (the thread pool); when a snapshot is committed meanwhile,
+   * the answer is made again from the new one (the history's part is then in memory), so an answer
    * always belongs to one snapshot.
    */
   async answer(body: unknown, text?: string): Promise<EncodedBody> {
@@ -126,7 +126,7 @@ export class MetricsQueryService {
     if (this.reusable.delete(answer)) this.buffers.release(answer.bytes);
   }
 
-  /** `pooled`: the answer's bytes came from `buffers`; `fromHistory`: a history tier answered part of it. */
+  /** `pooled`: the answer's bytes came from `buffers`; `fromHistory`: a tier answered part of it. */
   private async evaluate(query: MetricsQuery, deadline: QueryDeadline): Promise<Evaluated> {
     const store = this.store;
     if (store === undefined || this.fragments === undefined)
