@@ -230,6 +230,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     cpus: availableParallelism(),
     filesystems: storage.filesystems,
     templates: ingest.placeholders,
+    localStreams: ingest.localStreams,
     secrets: () => [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
     memfsGrants: storage.memfsGrants,

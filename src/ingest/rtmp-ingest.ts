@@ -1,6 +1,6 @@
 import { resolveListenAddress, type Config } from '../config/index.js';
 import { probeListen } from '../http/index.js';
-import type { PlaceholderTemplate } from '../process/index.js';
+import type { LocalStream, LocalStreams, PlaceholderTemplate } from '../process/index.js';
 import type { ServedCertificate } from '../tls/index.js';
 import { IpIgnoreList } from '../session/index.js';
 import type { IngestDeps } from './ingest-deps.js';
@@ -23,7 +23,7 @@ const LISTENER_KEYS = ['rtmp.enable', 'rtmp.enable_tls', 'rtmp.address', 'rtmp.a
 export function createRtmpIngest(
   config: Config,
   deps: IngestDeps,
-): { readonly server: RtmpServer | undefined; placeholder: PlaceholderTemplate } {
+): { readonly server: RtmpServer | undefined; placeholder: PlaceholderTemplate; localStreams: LocalStreams } {
   const options = config.rtmp;
   let server: RtmpServer | undefined;
   /** The port the plain listener got (differs from the configured one only for port 0). */
@@ -103,6 +103,10 @@ export function createRtmpIngest(
       return server;
     },
     placeholder: (params) => rtmpProcessUrl(options, boundPort, params),
+    localStreams: (address) =>
+      server === undefined || boundPort === undefined
+        ? undefined
+        : localRtmpStream(server, address, rtmpProcessUrl(options, boundPort, { name: 'x' })),
   };
 }
 
@@ -120,6 +124,35 @@ async function probeAddress(
   if (resolved === undefined) throw new Error(`${key}: invalid address "${address}"`);
   if (resolved.port !== 0 && held.includes(resolved.port)) return;
   await probeListen(key, address, resolved);
+}
+
+/**
+ * The server's own stream at `address` when it is an RTMP URL of the plain listener as `{rtmp}`
+ * writes it (same host and port): a process's fallback relay reads it in the server
+ * (docs/processes.md#fallback-sources), the token checked as for a player. Not counted as an
+ * `rtmp` session: no connection is made.
+ */
+function localRtmpStream(server: RtmpServer, address: string, own: string): LocalStream | undefined {
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'rtmp:' || url.host !== new URL(own).host) return undefined;
+  return {
+    open: (onTag, onEnd) => {
+      const stream = server.playable(url);
+      if (stream === undefined) {
+        const later = setImmediate(() => onEnd(`${url.pathname} is not being published`));
+        return () => clearImmediate(later);
+      }
+      return stream.addListener({
+        tag: (type, timestamp, body) => onTag({ type, timestamp, body }),
+        end: onEnd,
+      });
+    },
+  };
 }
 
 async function listenOn(

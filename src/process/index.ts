@@ -4,3 +4,4 @@ export { createEncoderSpawn, ProcessService, type ProcessServiceDeps } from './s
 export { memfsUrl, type PlaceholderTemplate } from './config/index.js';
 export type { Schedule, SpawnFn } from './supervise/index.js';
 export { EncoderConnections, EncoderRegistry } from './supervise/index.js';
+export type { FlvTag, LocalStream, LocalStreams } from './fallback/index.js';

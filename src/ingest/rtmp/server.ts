@@ -93,6 +93,17 @@ export class RtmpServer implements ConnectionHost {
     return this.listeners.map((server) => (server.address() as AddressInfo).port);
   }
 
+  /**
+   * The live stream a play request for `url` (`rtmp://…/<path>[?token=…]`) would get, token
+   * checked as for a player; undefined when it is not published or the token is wrong.
+   */
+  playable(url: URL): LiveStream | undefined {
+    const token = this.options.token;
+    const parsed = parseStreamPath('', `${url.pathname}${url.search}`, token !== '');
+    if (parsed === undefined || (token !== '' && !sameSecret(parsed.token, token))) return undefined;
+    return this.streams.get(parsed.path);
+  }
+
   /** The live stream at a path (for tools and tests). */
   stream(path: string): LiveStream | undefined {
     return this.streams.get(path);

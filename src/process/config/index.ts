@@ -11,11 +11,14 @@ export { OutputPrefixIndex, memfsPathProblems, memfsPrefixes, withUserInfo } fro
 export type { OutputPrefix } from './memfs-outputs.js';
 export { memfsUrl, resolveConfig } from './placeholders.js';
 export type { PlaceholderTemplate, PlaceholderValues } from './placeholders.js';
-export { configToPlain, isObject, mergeOver, readProcessConfig } from './process-config.js';
+export { configToPlain, isObject, mergeOver, mergeUpdate, readProcessConfig } from './process-config.js';
 export {
+  FALLBACK_DEFAULTS,
   ProcessConfig,
   ProcessConfigBody,
   type CleanupRule,
+  type InputFallback,
+  type ProcessInput,
   type ProcessIO,
   type ProcessLimits,
 } from './contract.js';

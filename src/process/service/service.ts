@@ -30,6 +30,7 @@ import {
   type SpawnFn,
   type StateCounts,
 } from '../supervise/index.js';
+import type { LocalStreams } from '../fallback/index.js';
 import { Housekeeping } from './housekeeping.js';
 import { EncoderAccess } from './encoder-access.js';
 import { EntryFactory } from './entry-factory.js';
@@ -68,6 +69,8 @@ export interface ProcessServiceDeps {
   configFile?: string;
   /** Issues each encoder run its memfs write credential; undefined when memfs writes need none. */
   memfsGrants?: MemfsWriteGrants;
+  /** The ingest servers' own streams, which an input's fallback relay reads without a feeder. */
+  localStreams?: LocalStreams;
 }
 
 /**

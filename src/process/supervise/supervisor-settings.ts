@@ -4,7 +4,7 @@ import type { ProcessUsageSample } from './proc-usage.js';
 import type { IoLabels } from '../progress/index.js';
 import type { ResourceLimits } from './resource-watch.js';
 import type { Schedule } from './schedule.js';
-import type { OutputBudget } from './run.js';
+import type { OutputBudget, RunPipe } from './run.js';
 import type { SpawnFn } from './spawn.js';
 import type { ProcessState } from './states.js';
 
@@ -25,6 +25,8 @@ export interface PreparedRun {
   labels: IoLabels;
   /** Ends what the run was given for its lifetime only (its memfs grant); called once it has exited. */
   release?: () => void;
+  /** Pipes the server writes into once the child runs (an input's relay, docs/processes.md#fallback-sources). */
+  pipes?: readonly RunPipe[];
 }
 
 export interface SupervisorDeps {

@@ -242,6 +242,7 @@ export class Supervisor {
     const run = new FfmpegRun({
       binary: this.settings.binary,
       args: prepared.args,
+      pipes: prepared.pipes,
       cwd: this.settings.cwd,
       labels: prepared.labels,
       report: this.report,
