@@ -8,6 +8,7 @@ import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } f
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
 import { API_CONTRACTS } from './api-contracts.js';
+import { createEvents, logLineEvent, type EventBus, type Timers } from './events/index.js';
 import { createHttpServer, type ApiDescription } from './http/index.js';
 import { Lifecycle } from './lifecycle/index.js';
 import { LogBuffer, registerLogRoutes } from './log/index.js';
@@ -62,6 +63,8 @@ export interface AppDeps {
    * config routes are not registered (tools and benchmarks that build a config in memory).
    */
   configSource?: ConfigSource & { fileJson: Record<string, unknown>; overrides: string[] };
+  /** The webhooks' timers (attempt time-outs, back-off); tests run them faster. */
+  eventTimers?: Timers;
 }
 
 export interface App {
@@ -73,6 +76,8 @@ export interface App {
   readonly ingest: Ingest;
   /** The supervised processes (for tools and tests; the process routes use it already). */
   readonly processes: ProcessService;
+  /** The event bus every module publishes into (for tools, tests and benchmarks). */
+  readonly events: EventBus;
   /** The API description built from the routes (OpenAPI 3.1 at /api/v3/openapi.json). */
   readonly description: ApiDescription;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
@@ -125,12 +130,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Created first so the /api/v3 scope can register its routes; it reads `collectors` when it starts.
   const monitor = new Monitor(config, { logger: deps.logger, now, collectors });
 
+  // --- events: the bus every module publishes into, its streams and webhooks ---
+  // First, so that its shutdown step runs last: streams see the processes stop.
+  const events = createEvents(config, { logger: deps.logger, now, lifecycle, timers: deps.eventTimers });
+
   // --- storage: filesystems and their HTTP mounts ---
   // Before anything can change: a change that cannot be saved must not be taken (issue 10 item 3).
   await assertWritableDir('db.dir', config.db.dir);
   await assertWritableDir('storage.disk.dir', config.storage.disk.dir);
   await removeLeftovers(config.db.dir, deps.logger);
-  const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
+  const storage = await createStorage(config, {
+    logger: deps.logger,
+    now: deps.now ?? Date.now,
+    events: events.bus,
+  });
   // `storage.filesystems.disk` / `.mem` (Filesystem contract) for processes.
   await storage.registerMounts(server);
   lifecycle.onShutdown(() => storage.close());
@@ -164,6 +177,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     now,
     lifecycle,
     mountHooks: storage.mountHooks,
+    events: events.bus,
   });
   collectors.push(sessions.metrics);
 
@@ -176,6 +190,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     lifecycle,
     rtmpCollector: config.sessions.enable ? sessions.collectors.get('rtmp') : undefined,
     srtCollector: config.sessions.enable ? sessions.collectors.get('srt') : undefined,
+    events: events.bus,
   });
 
   // --- processes ---
@@ -195,6 +210,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     secrets: [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
     memfsGrants: storage.memfsGrants,
+    events: events.bus,
   });
   collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
   storage.mountHooks.push(processes.inputReadMeter);
@@ -206,6 +222,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // --- config: /api/v3/config in the v16 layout; a reload applies what it can while running ---
   // Every secret the server has held stays masked in its log, lines from before a reload too.
   const heldSecrets = new Set(configSecrets(config));
+  deps.logBuffer?.onLine((line) => {
+    const { component, fields } = logLineEvent(line, [...heldSecrets]);
+    events.bus.publish('log', component, fields);
+  });
   if (deps.configSource !== undefined) {
     const { fileJson, overrides, ...source } = deps.configSource;
     configStore = await ConfigStore.create({
@@ -221,6 +241,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
           logger: deps.logger,
         });
         for (const secret of configSecrets(config)) heldSecrets.add(secret);
+        events.bus.publish('config', 'reload', { restart_needed: nextStart.length > 0 });
         return nextStart;
       },
     });
@@ -244,6 +265,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       registerSkillsRoutes(v3, skills);
       registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => [...heldSecrets]);
       if (configStore !== undefined) registerConfigRoutes(v3, configStore);
+      events.registerApi(v3);
     },
     { prefix: '/api/v3' },
   );
@@ -274,6 +296,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     monitor,
     ingest,
     processes,
+    events: events.bus,
     description,
     async listen() {
       const address = resolveBindAddress(config);

@@ -183,6 +183,14 @@ export const OWN_FILE_ONLY_FIELDS: readonly V16Field[] = [
   mapped('ffmpeg.access.input.paths', 'strings', { fileOnly: LIFTS_POLICY }),
   mapped('ffmpeg.access.output.paths', 'strings', { fileOnly: LIFTS_POLICY }),
   mapped('ffmpeg.access.devices', 'strings', { fileOnly: LIFTS_POLICY }),
+  // Never shown either: each webhook holds its signing secret.
+  mapped('events.webhooks', 'objects', {
+    secret: true,
+    fileOnly: 'it decides where the server sends its events, with the secrets that sign them',
+  }),
+  mapped('events.allow_loopback_webhooks', 'bool', {
+    fileOnly: 'it lets the server send requests to services on its own machine',
+  }),
 ];
 
 /** The v16 layout's version this server reads and answers. */

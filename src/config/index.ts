@@ -1,4 +1,4 @@
-export type { Auth0Tenant, Config, SandboxMode } from './schema.js';
+export type { Auth0Tenant, Config, SandboxMode, Webhook } from './schema.js';
 export { defaultConfig, SANDBOX_MODES } from './schema.js';
 export { KEYS, type ConfigKey } from './keys.js';
 export { rangeProblem, type IntRange } from './int-range.js';

@@ -6,7 +6,7 @@
 import type { IntRange } from './int-range.js';
 
 /** `patterns`: a list like `list`, but env values split on white space only (expressions hold commas). */
-export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants';
+export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants' | 'webhooks';
 
 export interface ConfigKey {
   readonly path: string;
@@ -243,5 +243,23 @@ export const KEYS: readonly ConfigKey[] = [
     min: 0,
     max: 1_000_000,
     why: 'each session is kept in memory; 0 means no limit',
+  }),
+  // Secret: each item holds its signing secret.
+  key('events.webhooks', 'CORE_EVENTS_WEBHOOKS', 'webhooks', true),
+  key('events.allow_loopback_webhooks', 'CORE_EVENTS_ALLOW_LOOPBACK_WEBHOOKS', 'bool'),
+  int('events.replay_events', 'CORE_EVENTS_REPLAY_EVENTS', {
+    min: 1,
+    max: 100_000,
+    why: 'each kept event is held in memory',
+  }),
+  int('events.max_buffered_kbytes', 'CORE_EVENTS_MAX_BUFFERED_KBYTES', {
+    min: 16,
+    max: 65_536,
+    why: 'held in memory per stream client that stops reading',
+  }),
+  int('events.webhook_queue_events', 'CORE_EVENTS_WEBHOOK_QUEUE_EVENTS', {
+    min: 1,
+    max: 100_000,
+    why: 'held in memory per webhook whose receiver is down',
   }),
 ];

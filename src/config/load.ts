@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
+import { parseWebhooksEnv, validateWebhooks } from './webhooks.js';
 import { rangeProblem } from './int-range.js';
 import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
@@ -213,6 +214,8 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       }
       return { value: tenants };
     }
+    case 'webhooks':
+      return validateWebhooks(value);
   }
 }
 
@@ -261,5 +264,7 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       const parsed = parseTenantsEnv(raw);
       return 'problem' in parsed ? parsed : { value: parsed.tenants };
     }
+    case 'webhooks':
+      return parseWebhooksEnv(raw);
   }
 }

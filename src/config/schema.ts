@@ -16,6 +16,16 @@ export interface Auth0Tenant {
   jwks_url?: string;
 }
 
+/** One receiver of events (docs/events.md#webhooks). */
+export interface Webhook {
+  /** Where each delivery is POSTed (http or https). */
+  url: string;
+  /** The kinds of events it gets (`process`, `media`, …); empty or `*`: all. */
+  events: string[];
+  /** Signs each delivery (HMAC-SHA256); a secret like the others: never logged or answered. */
+  secret: string;
+}
+
 /** Values of `ffmpeg.sandbox`. */
 export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -167,6 +177,18 @@ export interface Config {
     max_bitrate_mbit: number;
     max_sessions: number;
   };
+  /** The event bus: its streams and webhooks (docs/events.md). */
+  events: {
+    webhooks: Webhook[];
+    /** Lets webhooks reach loopback addresses (off: only for receivers on this machine, tests). */
+    allow_loopback_webhooks: boolean;
+    /** How many of the latest events are kept for clients that reconnect. */
+    replay_events: number;
+    /** What a stream client that stops reading may leave unread before it is dropped, KiB. */
+    max_buffered_kbytes: number;
+    /** Events waiting per webhook; past it the oldest are dropped (and counted). */
+    webhook_queue_events: number;
+  };
 }
 
 /** Built-in defaults (docs/configuration.md#keys). Generated values (`id`, `name`, secrets) are filled by the loader. */
@@ -253,6 +275,13 @@ export function defaultConfig(): Config {
       persist_interval_sec: 300,
       max_bitrate_mbit: 0,
       max_sessions: 0,
+    },
+    events: {
+      webhooks: [],
+      allow_loopback_webhooks: false,
+      replay_events: 1000,
+      max_buffered_kbytes: 1024,
+      webhook_queue_events: 1000,
     },
   };
 }

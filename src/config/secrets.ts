@@ -14,5 +14,6 @@ export function configSecrets(config: Config): string[] {
     memory.password,
     prometheus.bearer_token,
     prometheus.password,
+    ...config.events.webhooks.map((hook) => hook.secret),
   ].filter((secret) => secret !== '');
 }

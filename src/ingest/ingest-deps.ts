@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { EventSink } from '../events/index.js';
 import type { Lifecycle } from '../lifecycle/index.js';
 import type { SessionCollector } from '../session/index.js';
 
@@ -11,4 +12,25 @@ export interface IngestDeps {
   rtmpCollector: SessionCollector | undefined;
   /** The `srt` session collector; undefined when `sessions.enable` is off. */
   srtCollector: SessionCollector | undefined;
+  /** Where publish, unpublish, join and leave go as media events; none without. */
+  events?: EventSink;
+}
+
+/**
+ * The servers' media changes as `media` events: `name` the stream (`/live/abc` → `abc`, the
+ * reference's session reference), `path` as published, `address` the client's.
+ */
+export function mediaEvents(
+  protocol: 'rtmp' | 'srt',
+  deps: IngestDeps,
+): ((change: string, path: string, address: string) => void) | undefined {
+  const events = deps.events;
+  if (events === undefined) return undefined;
+  return (change, path, address) =>
+    events.publish('media', change, {
+      protocol,
+      name: path.slice(path.lastIndexOf('/') + 1),
+      path,
+      address,
+    });
 }

@@ -3,7 +3,7 @@ import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import type { Config } from '../config/index.js';
 import type { PlaceholderTemplate } from '../process/index.js';
 import { IpIgnoreList } from '../session/index.js';
-import type { IngestDeps } from './ingest-deps.js';
+import { mediaEvents, type IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress, type IngestAddress } from './listen-address.js';
 import { RtmpServer } from './rtmp/index.js';
 import { rtmpProcessUrl } from './rtmp-process-url.js';
@@ -29,6 +29,7 @@ export function createRtmpIngest(
       token: options.token,
       logger: deps.logger,
       now: deps.now,
+      onMedia: mediaEvents('rtmp', deps),
       sessions:
         deps.rtmpCollector === undefined
           ? undefined

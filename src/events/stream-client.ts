@@ -1,0 +1,85 @@
+import type { ServerResponse } from 'node:http';
+import type { BusEvent, BusSubscriber, Replay } from './event-bus.js';
+import type { EventPredicate } from './event-filter.js';
+
+/** `text/event-stream` (SSE) or `application/x-json-stream` (one JSON object per line). */
+export type StreamFormat = 'sse' | 'json';
+
+export interface StreamClientOptions {
+  format: StreamFormat;
+  accepts: EventPredicate;
+  /** Bytes written but not yet taken by the client above which it is dropped. */
+  maxBufferedBytes: number;
+  /** Told once when the client is dropped for not reading, with the bytes it left unread. */
+  onDropped: (bufferedBytes: number) => void;
+}
+
+const KEEPALIVE: Record<StreamFormat, string> = {
+  sse: ':keepalive\n\n',
+  // `event` as well: the reference's clients (core-client-go) skip objects whose `event` is keepalive.
+  json: '{"type":"keepalive","event":"keepalive"}\n',
+};
+
+/**
+ * One client of an event stream: writes the events it accepts, in order and each once, framed for
+ * its format, in one write per batch. A client that stops reading costs the server at most
+ * `maxBufferedBytes` (plus the socket's own buffers): past that it is dropped.
+ */
+export class StreamClient implements BusSubscriber {
+  /** The `seq` of the last event written (a replayed event is not written again when delivered). */
+  private lastSeq = 0;
+  private closed = false;
+
+  constructor(
+    private readonly response: ServerResponse,
+    private readonly options: StreamClientOptions,
+  ) {}
+
+  /** Writes what a reconnecting client missed: the gap marker (if any) and the kept events. */
+  replay(replay: Replay, nowMs: number): void {
+    let text = '';
+    if (replay.gap !== undefined) {
+      const gap = JSON.stringify({ ts: nowMs, type: 'gap', event: 'gap', ...replay.gap });
+      text += this.options.format === 'sse' ? `event: gap\ndata: ${gap}\n\n` : `${gap}\n`;
+    }
+    text += this.frames(replay.events);
+    this.write(text);
+  }
+
+  deliver(events: readonly BusEvent[]): void {
+    const text = this.frames(events);
+    if (text !== '') this.write(text);
+  }
+
+  keepalive(): void {
+    this.write(KEEPALIVE[this.options.format]);
+  }
+
+  private frames(events: readonly BusEvent[]): string {
+    let text = '';
+    for (const event of events) {
+      if (event.seq <= this.lastSeq || !this.options.accepts(event)) continue;
+      this.lastSeq = event.seq;
+      text +=
+        this.options.format === 'sse'
+          ? `id: ${event.seq}\nevent: ${event.type}\ndata: ${event.json}\n\n`
+          : `${event.json}\n`;
+    }
+    return text;
+  }
+
+  private write(text: string): void {
+    if (this.closed) return;
+    const response = this.response;
+    if (response.destroyed || response.writableEnded) {
+      this.closed = true;
+      return;
+    }
+    response.write(text);
+    if (response.writableLength > this.options.maxBufferedBytes) {
+      this.closed = true;
+      this.options.onDropped(response.writableLength);
+      response.destroy();
+    }
+  }
+}
