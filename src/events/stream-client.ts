@@ -23,7 +23,7 @@ const KEEPALIVE: Record<StreamFormat, string> = {
 /**
  * One client of an event stream: writes the events it accepts, in order and each once, framed for
  * its format, in one write per batch. A client that stops reading costs the server at most
- * `maxBufferedBytes` (plus the socket's own buffers): past that it is dropped.
+ * `maxBufferedBytes` and one batch (plus the socket's own buffers): past that it is dropped.
  */
 export class StreamClient implements BusSubscriber {
   /** The `seq` of the last event written (a replayed event is not written again when delivered). */
@@ -75,11 +75,14 @@ export class StreamClient implements BusSubscriber {
       this.closed = true;
       return;
     }
-    response.write(text);
+    // Measured before the write: what an earlier write left is what the client did not take (a
+    // write itself sits in the buffer until the socket is uncorked, at the end of this tick).
     if (response.writableLength > this.options.maxBufferedBytes) {
       this.closed = true;
       this.options.onDropped(response.writableLength);
       response.destroy();
+      return;
     }
+    response.write(text);
   }
 }

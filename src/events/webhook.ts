@@ -12,7 +12,7 @@ export interface Timers {
 }
 
 export interface DeliveryLimits {
-  /** Events waiting at most; past it the oldest waiting ones are dropped and counted. */
+  /** Events held at most (waiting and being delivered); past it the oldest waiting are dropped and counted. */
   maxQueued: number;
   /** Events per delivery at most. */
   maxBatch: number;
@@ -77,7 +77,11 @@ export class Webhook implements BusSubscriber {
       if (this.wants !== undefined && !this.wants.has(event.type)) continue;
       this.waiting.push(event);
     }
-    const excess = this.waiting.length - this.deps.limits.maxQueued;
+    // The delivery under way counts too: the hook holds `maxQueued` events at most.
+    const excess = Math.min(
+      this.waiting.length,
+      this.waiting.length + this.inFlight.length - this.deps.limits.maxQueued,
+    );
     if (excess > 0) {
       this.waiting.splice(0, excess);
       this.dropped += excess;

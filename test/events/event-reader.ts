@@ -20,6 +20,7 @@ export class EventReader {
   status = 0;
   headers: IncomingMessage['headers'] = {};
   ended = false;
+  error: Error | undefined;
   private response: IncomingMessage | undefined;
   private pending = '';
 
@@ -50,7 +51,9 @@ export class EventReader {
         response.once('close', () => {
           reader.ended = true;
         });
-        response.once('error', () => undefined);
+        response.once('error', (error) => {
+          reader.error = error;
+        });
         resolve(reader);
       });
       req.end(body);
@@ -66,7 +69,9 @@ export class EventReader {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.events)) {
       if (Date.now() > deadline) {
-        assert.fail(`timed out waiting for ${what}; events: ${JSON.stringify(this.events.slice(-20))}`);
+        assert.fail(
+          `timed out waiting for ${what}; events: ${JSON.stringify(this.events.slice(-5)).slice(0, 2000)}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import { AnswerCheck } from './answer-check.js';
 import { ConfigReaderDifferential } from './config-reader-differential.js';
 import type { LogBuffer } from '../../src/log/index.js';
+import type { Timers } from '../../src/events/index.js';
 
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
@@ -42,6 +43,8 @@ export interface StartOptions {
    * costs far more than most answers themselves and would be what they measure.
    */
   checkAnswers?: boolean;
+  /** The webhooks' timers (time-outs, back-off), e.g. faster ones. */
+  eventTimers?: Timers;
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -83,6 +86,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     cgroupRoot: options.cgroupRoot,
     dashboardDir: options.dashboardDir,
     logBuffer: options.logBuffer,
+    eventTimers: options.eventTimers,
     configFile,
     configSource: { file: configFile, fileJson: loaded.fileJson, overrides: loaded.overrides, env, cwd: dir },
   });
