@@ -21,10 +21,14 @@ export function addressRefusal(address: string, allowLoopback: boolean): string 
   return undefined;
 }
 
-/** `::ffff:127.0.0.1` → `127.0.0.1`: the IPv4 address a mapped IPv6 one reaches. */
+/** `::ffff:127.0.0.1` or `::ffff:7f00:1` (as URLs write it) → `127.0.0.1`: the IPv4 address a mapped one reaches. */
 function unmapped(ip: string): string {
-  const match = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  return match?.[1] ?? ip;
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
+  if (dotted !== null) return dotted[1] ?? ip;
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(ip);
+  if (hex === null) return ip;
+  const [high, low] = [parseInt(hex[1] ?? '0', 16), parseInt(hex[2] ?? '0', 16)];
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
 /**
@@ -32,10 +36,7 @@ function unmapped(ip: string): string {
  * connection is made to, so a host name that resolves (or rebinds) to loopback or link-local is
  * refused like the literal address. Redirects are never followed (node's client does not).
  */
-export function guardedLookup(
-  allowLoopback: boolean,
-  resolve: LookupFunction = dnsLookup,
-): LookupFunction {
+export function guardedLookup(allowLoopback: boolean, resolve: LookupFunction = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, options, (error, address, family) => {
       if (error !== null) return callback(error, address, family);
