@@ -19,7 +19,7 @@ import { removeStaleDirectories, removeStaleTemporaries } from './persistence/le
 import { type Collector, Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { createIngest, type Ingest } from './ingest/index.js';
-import { createStorage } from './storage/index.js';
+import { compileGlob, createStorage } from './storage/index.js';
 import { createSessions, type SessionCollector } from './session/index.js';
 import { registerSkillsRoutes, SkillsService } from './skills/index.js';
 import { registerWidgetRoutes } from './widget/index.js';
@@ -265,7 +265,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       registerSkillsRoutes(v3, skills);
       registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => [...heldSecrets]);
       if (configStore !== undefined) registerConfigRoutes(v3, configStore);
-      events.registerApi(v3);
+      events.registerApi(v3, {
+        lists: {
+          rtmp: () => Promise.resolve(ingest.rtmp?.channels() ?? []),
+          srt: () => Promise.resolve(ingest.srt?.resources() ?? []),
+          disk: async () => (await storage.filesystems.disk.list()).map((file) => file.name),
+          mem: async () => (await storage.filesystems.mem.list()).map((file) => file.name),
+        },
+        compileGlob: (pattern) => {
+          const glob = compileGlob(pattern);
+          return (name) => glob.matches(name);
+        },
+      });
     },
     { prefix: '/api/v3' },
   );

@@ -58,6 +58,15 @@ export const ProcessEventsBody = Type.Object({
 });
 export type ProcessEventsBodyDto = Static<typeof ProcessEventsBody>;
 
+const MediaParams = Type.Object({
+  type: Type.String({ description: 'rtmp, srt, or a filesystem: disk, mem' }),
+});
+const MediaQuery = Type.Object({
+  glob: Type.Optional(Type.String({ description: 'only names matching this glob' })),
+});
+export type MediaParamsDto = Static<typeof MediaParams>;
+export type MediaQueryDto = Static<typeof MediaQuery>;
+
 export const WebhookState = Type.Object({
   url: Type.String({ description: 'user info masked' }),
   events: Type.Array(Type.String()),
@@ -93,6 +102,21 @@ export const EVENTS_DOCS: Record<string, RouteDoc> = {
   'POST /api/v3/events': streamRoute('A stream of every kind of event, filtered by the body', EventsBody),
   'POST /api/v3/events/log': streamRoute("A stream of the server log's lines as events", EventsBody),
   'POST /api/v3/events/process': streamRoute('A stream of process events', ProcessEventsBody),
+  'POST /api/v3/events/media/:type': {
+    summary:
+      "A stream of the names published on an ingest server or written on a filesystem (the reference's media events)",
+    tags: ['events'],
+    security: BEARER,
+    params: MediaParams,
+    querystring: MediaQuery,
+    produces: ['application/x-json-stream'],
+    responses: {
+      200: opaque(
+        '{"action":"list","names":[…],"ts":…} first and every 30 s, between them create and remove with name and ts',
+      ),
+      ...errors(...GUARDED, 400, 404),
+    },
+  },
   'GET /api/v3/events/webhooks': {
     summary: 'The delivery state of each configured webhook',
     tags: ['events'],

@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js';
 import type { Lifecycle } from '../lifecycle/index.js';
 import { EventBus } from './event-bus.js';
 import { EventStreams } from './event-streams.js';
+import { registerMediaRoute, type MediaSources } from './media-routes.js';
 import { registerEventRoutes } from './routes.js';
 import { createPostJson, type PostJson } from './webhook-post.js';
 import { DEFAULT_DELIVERY, Webhook, type DeliveryLimits, type Timers } from './webhook.js';
@@ -20,11 +21,14 @@ export interface EventsDeps {
   delivery?: Partial<DeliveryLimits>;
 }
 
+/** What `/api/v3/events/media/{type}` lists. */
+export type MediaLists = Omit<MediaSources, 'now' | 'listEveryMs'>;
+
 /** The event bus with its streams and webhooks, as the app wires them. */
 export interface Events {
   readonly bus: EventBus;
   /** `/api/v3/events…`, into the guarded `/api/v3` scope. */
-  registerApi(v3: FastifyInstance): void;
+  registerApi(v3: FastifyInstance, media: MediaLists): void;
 }
 
 const REAL_TIMERS: Timers = {
@@ -75,6 +79,9 @@ export function createEvents(config: Config, deps: EventsDeps): Events {
   });
   return {
     bus,
-    registerApi: (v3) => registerEventRoutes(v3, streams, () => webhooks.map((hook) => hook.state())),
+    registerApi: (v3, media) => {
+      registerEventRoutes(v3, streams, () => webhooks.map((hook) => hook.state()));
+      registerMediaRoute(v3, streams, { ...media, now: deps.now, listEveryMs: 30_000 });
+    },
   };
 }

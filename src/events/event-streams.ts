@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../http/index.js';
-import type { EventBus } from './event-bus.js';
+import type { BusEvent, EventBus } from './event-bus.js';
 import type { EventPredicate } from './event-filter.js';
 import { StreamClient, type StreamFormat } from './stream-client.js';
 
@@ -27,17 +27,14 @@ export class EventStreams {
   constructor(private readonly options: EventStreamsOptions) {}
 
   /**
-   * Answers `request` with a stream of the events `accepts` lets through, first those after
-   * `lastSeq` (when given) that the bus still keeps, after a gap marker when some are gone.
+   * Answers `request` with a stream of the events `spec.accepts` lets through, first those after
+   * `spec.lastSeq` (when given) that the bus still keeps, after a gap marker when some are gone.
+   * SSE when the request's Accept asks for it (and `spec.jsonOnly` is not set).
    */
-  start(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    accepts: EventPredicate,
-    lastSeq: number | undefined,
-  ): void {
+  start(request: FastifyRequest, reply: FastifyReply, spec: StreamSpec): StreamClient {
     const { bus, logger } = this.options;
-    const format: StreamFormat = /text\/event-stream/i.test(request.headers.accept ?? '') ? 'sse' : 'json';
+    const format: StreamFormat =
+      spec.jsonOnly !== true && /text\/event-stream/i.test(request.headers.accept ?? '') ? 'sse' : 'json';
     reply.hijack();
     const response = reply.raw;
     response.writeHead(200, {
@@ -51,7 +48,9 @@ export class EventStreams {
     request.raw.socket.setTimeout(0);
     const client = new StreamClient(response, {
       format,
-      accepts,
+      accepts: spec.accepts,
+      render: spec.render,
+      keepaliveLine: spec.keepaliveLine,
       maxBufferedBytes: this.options.maxBufferedBytes,
       onDropped: (bufferedBytes) =>
         logger.warn(
@@ -60,7 +59,7 @@ export class EventStreams {
         ),
     });
     client.keepalive();
-    if (lastSeq !== undefined) client.replay(bus.since(lastSeq), this.options.now());
+    if (spec.lastSeq !== undefined) client.replay(bus.since(spec.lastSeq), this.options.now());
     const unsubscribe = bus.subscribe(client);
     const timer = setInterval(() => client.keepalive(), this.options.keepaliveMs);
     this.open.add(reply);
@@ -69,6 +68,7 @@ export class EventStreams {
       clearInterval(timer);
       this.open.delete(reply);
     });
+    return client;
   }
 
   /** Hands out the pending events, then ends every stream. */
@@ -76,6 +76,18 @@ export class EventStreams {
     this.options.bus.flush();
     for (const reply of this.open) reply.raw.end();
   }
+}
+
+/** What one stream sends. */
+export interface StreamSpec {
+  accepts: EventPredicate;
+  lastSeq?: number;
+  /** Each event's JSON text in this stream's shape (default: the event object). */
+  render?: (event: BusEvent) => string;
+  /** The JSON stream's keep-alive object (default `{"type":"keepalive","event":"keepalive"}`). */
+  keepaliveLine?: string;
+  /** Always `application/x-json-stream` (the reference's media stream). */
+  jsonOnly?: boolean;
 }
 
 /** The `Last-Event-ID` header (SSE's reconnect) or the body's `last_seq`; the body wins. */

@@ -1,4 +1,4 @@
-export { createEvents, type Events, type EventsDeps } from './create-events.js';
+export { createEvents, type Events, type EventsDeps, type MediaLists } from './create-events.js';
 export { NO_EVENTS, type EventSink, type EventType, type EventFields } from './event-sink.js';
 export type { EventBus, BusEvent } from './event-bus.js';
 export type { Timers } from './webhook.js';

@@ -25,7 +25,8 @@ export function registerEventRoutes(
 ): void {
   v3.post<{ Body: EventsBodyDto | undefined }>('/events', (request, reply) => {
     const body = readBody(eventsBody, request.body);
-    streams.start(request, reply, compileOrThrow(body.filters ?? []), lastSeqOf(request, body.last_seq));
+    const accepts = compileOrThrow(body.filters ?? []);
+    streams.start(request, reply, { accepts, lastSeq: lastSeqOf(request, body.last_seq) });
   });
   v3.post<{ Body: EventsBodyDto | undefined }>('/events/log', (request, reply) => {
     const body = readBody(eventsBody, request.body);
@@ -33,7 +34,7 @@ export function registerEventRoutes(
       (body.filters ?? []).map((filter) => ({ ...filter, type: 'log' })),
       'log',
     );
-    streams.start(request, reply, accepts, lastSeqOf(request, body.last_seq));
+    streams.start(request, reply, { accepts, lastSeq: lastSeqOf(request, body.last_seq) });
   });
   v3.post<{ Body: ProcessEventsBodyDto | undefined }>('/events/process', (request, reply) => {
     const body = readBody(processEventsBody, request.body);
@@ -47,7 +48,8 @@ export function registerEventRoutes(
         ...(filter.type === undefined || filter.type === '' ? {} : { event: filter.type }),
       },
     }));
-    streams.start(request, reply, compileOrThrow(filters, 'process'), lastSeqOf(request, body.last_seq));
+    const accepts = compileOrThrow(filters, 'process');
+    streams.start(request, reply, { accepts, lastSeq: lastSeqOf(request, body.last_seq) });
   });
   v3.get('/events/webhooks', (_request, reply) => reply.send(webhookStates()));
 }

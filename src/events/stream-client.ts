@@ -12,6 +12,10 @@ export interface StreamClientOptions {
   maxBufferedBytes: number;
   /** Told once when the client is dropped for not reading, with the bytes it left unread. */
   onDropped: (bufferedBytes: number) => void;
+  /** The JSON text of an event in this stream's shape (default: the event object itself). */
+  render?: (event: BusEvent) => string;
+  /** The keep-alive line of a JSON stream (default `{"type":"keepalive","event":"keepalive"}`). */
+  keepaliveLine?: string;
 }
 
 const KEEPALIVE: Record<StreamFormat, string> = {
@@ -52,7 +56,15 @@ export class StreamClient implements BusSubscriber {
   }
 
   keepalive(): void {
-    this.write(KEEPALIVE[this.options.format]);
+    const line = this.options.keepaliveLine;
+    this.write(
+      line !== undefined && this.options.format === 'json' ? `${line}\n` : KEEPALIVE[this.options.format],
+    );
+  }
+
+  /** Writes one JSON object of the stream's own (a media list), framed for the format. */
+  send(json: string): void {
+    this.write(this.options.format === 'sse' ? `data: ${json}\n\n` : `${json}\n`);
   }
 
   private frames(events: readonly BusEvent[]): string {
@@ -60,10 +72,11 @@ export class StreamClient implements BusSubscriber {
     for (const event of events) {
       if (event.seq <= this.lastSeq || !this.options.accepts(event)) continue;
       this.lastSeq = event.seq;
+      const json = this.options.render?.(event) ?? event.json;
       text +=
         this.options.format === 'sse'
-          ? `id: ${event.seq}\nevent: ${event.type}\ndata: ${event.json}\n\n`
-          : `${event.json}\n`;
+          ? `id: ${event.seq}\nevent: ${event.type}\ndata: ${json}\n\n`
+          : `${json}\n`;
     }
     return text;
   }

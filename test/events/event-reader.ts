@@ -5,6 +5,7 @@ import { request, type IncomingMessage } from 'node:http';
 export interface StreamEvent {
   seq?: number;
   ts: number;
+  /** Absent from the reference's media stream (`action` instead). */
   type: string;
   event: string;
   [field: string]: unknown;
@@ -95,7 +96,7 @@ export class EventReader {
 
   private takeObject(line: string): void {
     const parsed = JSON.parse(line) as StreamEvent;
-    if (parsed.type === 'keepalive') this.keepalives++;
+    if (parsed.type === 'keepalive' || parsed.action === 'keepalive') this.keepalives++;
     else this.events.push(parsed);
   }
 

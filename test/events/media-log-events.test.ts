@@ -32,6 +32,8 @@ describe('event stream: RTMP publish and play, log lines, a client that stops re
       format: 'json',
       body: { filters: [{ type: 'media' }] },
     });
+    // The reference's media stream: objects with `action`, no `type`.
+    const names = await EventReader.open(server.url, { format: 'json', path: '/events/media/rtmp' });
     const publisher = publish(`rtmp://127.0.0.1:${port}/live/cam1`, 4);
     await media.until((events) => events.some((event) => event.event === 'publish'), 'the publish');
     const player = ffmpeg(['-i', `rtmp://127.0.0.1:${port}/live/cam1`, '-t', '1', '-f', 'null', '-']);
@@ -49,6 +51,16 @@ describe('event stream: RTMP publish and play, log lines, a client that stops re
       assert.match(String(event.address), /127\.0\.0\.1/);
     }
     media.close();
+    await names.until((events) => events.length >= 3, 'list, create, remove');
+    assert.deepEqual(
+      names.events.map((event) => [event.action, event.name ?? event.names]),
+      [
+        ['list', []],
+        ['create', '/live/cam1'],
+        ['remove', '/live/cam1'],
+      ],
+    );
+    names.close();
   });
 
   it('drops a client that stops reading, with a log line, and the others get every event', async () => {

@@ -143,6 +143,25 @@ describe('event stream: processes, filters, replay', () => {
     assert.equal(kept.at(-1)?.path, '/many-29.txt');
     late.close();
 
+    await put('bee.txt');
+    const files = await EventReader.open(server.url, {
+      format: 'json',
+      path: '/events/media/mem?glob=/bee*',
+    });
+    await put('other.txt');
+    await put('bee2.txt');
+    await files.until((events) => events.length >= 2, 'the list and the write of bee2.txt');
+    assert.deepEqual(
+      files.events.map((event) => [event.action, event.name ?? event.names]),
+      [
+        ['list', ['/bee.txt']],
+        ['create', '/bee2.txt'],
+      ],
+    );
+    files.close();
+    const unknown = await fetch(`${server.url}/api/v3/events/media/nfs`, { method: 'POST' });
+    assert.equal(unknown.status, 404);
+
     const restarted = await EventReader.open(server.url, { format: 'json', body: { last_seq: 1e12 } });
     await restarted.until((events) => events.length >= 1, 'the restart gap marker');
     assert.equal(restarted.events[0]?.reason, 'restart');
