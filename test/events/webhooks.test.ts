@@ -54,8 +54,8 @@ class Receiver {
 /** The receiver's side of the signature: five lines in docs/events.md say the same. */
 function verify(header: string, rawBody: string): boolean {
   const secret = SECRET;
-  const { t, v1 = '' }: Record<string, string> = Object.fromEntries(
-    header.split(',').map((part) => part.split('=')),
+  const { t, v1 = '' } = Object.fromEntries(
+    header.split(',').map((part) => part.split('=') as [string, string]),
   );
   const mac = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest('hex');
   const same = v1.length === mac.length && timingSafeEqual(Buffer.from(v1), Buffer.from(mac));
