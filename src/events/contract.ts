@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
+import { BEARER, errors, Given, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
 
 /**
+ * Fields a Go client (core-client-go) sends as `null` when it has none are `Given`: `null` is "none".
+ *
  * The wire shapes of `/api/v3/events…` (datarhei Core's branch `vod`: `api.LogEventFilter`,
  * `api.ProcessEventFilter`, `api.MediaEvent`) and of the webhooks' delivery state, declared once.
  */
@@ -23,13 +25,14 @@ export const EventFilter = Type.Object({
   level: Pattern("a log line's level by name (error, warn, info, debug)"),
   caller: Pattern("a log line's caller"),
   core_id: Pattern("the core's id"),
-  data: Type.Optional(
+  data: Given(
     Type.Record(Type.String(), Type.String(), {
       description:
         "per key of a log line's data, or field of the event (id, state, name, path…): a regular expression",
     }),
   ),
 });
+export type EventFilterDto = Static<typeof EventFilter>;
 
 const LastSeq = Type.Optional(
   Type.Integer({
@@ -40,7 +43,7 @@ const LastSeq = Type.Optional(
 );
 
 export const EventsBody = Type.Object({
-  filters: Type.Optional(Type.Array(EventFilter, { description: 'an event passes when it matches any one' })),
+  filters: Given(Type.Array(EventFilter, { description: 'an event passes when it matches any one' })),
   last_seq: LastSeq,
 });
 export type EventsBodyDto = Static<typeof EventsBody>;
@@ -53,7 +56,7 @@ export const ProcessEventFilter = Type.Object({
 });
 
 export const ProcessEventsBody = Type.Object({
-  filters: Type.Optional(Type.Array(ProcessEventFilter)),
+  filters: Given(Type.Array(ProcessEventFilter)),
   last_seq: LastSeq,
 });
 export type ProcessEventsBodyDto = Static<typeof ProcessEventsBody>;

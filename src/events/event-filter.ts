@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import type { EventFilterDto } from './contract.js';
 import type { BusEvent } from './event-bus.js';
 
 /**
@@ -6,15 +7,7 @@ import type { BusEvent } from './event-bus.js';
  * `event` names the component of a log line (or what happened, for the other types), the other
  * fields are regular expressions matched case-insensitively; `type` (ours) names the kind.
  */
-export interface EventFilterSpec {
-  type?: string;
-  event?: string;
-  message?: string;
-  level?: string;
-  caller?: string;
-  core_id?: string;
-  data?: Record<string, string>;
-}
+export type EventFilterSpec = EventFilterDto;
 
 export type EventPredicate = (event: BusEvent) => boolean;
 

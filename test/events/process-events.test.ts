@@ -101,6 +101,15 @@ describe('event stream: processes, filters, replay', () => {
       assert.equal(answer.body.code, 400);
       assert.match(answer.body.details.join(' '), detail);
     }
+    // core-client-go sends a Go struct: `null` where it has no list or map, "" where no text.
+    for (const body of [
+      { filters: null },
+      { filters: [{ event: 'process', message: '', level: 'info', data: null }] },
+    ]) {
+      const reader = await EventReader.open(server.url, { format: 'json', body });
+      assert.equal(reader.status, 200, JSON.stringify(body));
+      reader.close();
+    }
     const response = await fetch(`${server.url}/api/v3/events`, {
       method: 'POST',
       headers: { 'last-event-id': 'yesterday' },
