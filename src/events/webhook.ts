@@ -150,6 +150,7 @@ export class Webhook implements BusSubscriber {
   }
 
   private failed(error: unknown): void {
+    if (this.closed) return;
     const message =
       error instanceof Error
         ? error.cause instanceof Error

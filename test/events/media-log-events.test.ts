@@ -20,6 +20,8 @@ describe('event stream: RTMP publish and play, log lines, a client that stops re
       config: {
         rtmp: { enable: true, address: '127.0.0.1:0', app: '/live' },
         events: { max_buffered_kbytes: 64 },
+        // Loopback clients count as sessions here (by default they are ignored).
+        sessions: { ip_ignorelist: [] },
       },
     });
   });
@@ -31,6 +33,10 @@ describe('event stream: RTMP publish and play, log lines, a client that stops re
     const media = await EventReader.open(server.url, {
       format: 'json',
       body: { filters: [{ type: 'media' }] },
+    });
+    const sessions = await EventReader.open(server.url, {
+      format: 'sse',
+      body: { filters: [{ type: 'session', data: { collector: '^rtmp$' } }] },
     });
     // The reference's media stream: objects with `action`, no `type`.
     const names = await EventReader.open(server.url, { format: 'json', path: '/events/media/rtmp' });
@@ -61,6 +67,22 @@ describe('event stream: RTMP publish and play, log lines, a client that stops re
       ],
     );
     names.close();
+    await sessions.until(
+      (events) => events.filter((event) => event.event === 'end').length === 2,
+      'two ends',
+    );
+    const ids = new Set(sessions.events.map((event) => event.id));
+    assert.equal(ids.size, 2, 'the publisher and the player');
+    for (const id of ids) {
+      const life = sessions.events.filter((event) => event.id === id);
+      assert.deepEqual(
+        life.map((event) => event.event),
+        ['start', 'end'],
+      );
+      assert.equal(life[0]?.reference, 'cam1');
+      assert.ok(Number(life[1]?.rx_bytes) + Number(life[1]?.tx_bytes) > 0, 'the end carries the traffic');
+    }
+    sessions.close();
   });
 
   it('drops a client that stops reading, with a log line, and the others get every event', async () => {
