@@ -24,6 +24,8 @@ import { createSessions, type SessionCollector } from './session/index.js';
 import { registerSkillsRoutes, SkillsService } from './skills/index.js';
 import { registerWidgetRoutes } from './widget/index.js';
 import {
+  compileAccessRules,
+  directionRefusal,
   createFfmpegCollector,
   createRestreamCollector,
   createEncoderSpawn,
@@ -132,7 +134,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
 
   // --- events: the bus every module publishes into, its streams and webhooks ---
   // First, so that its shutdown step runs last: streams see the processes stop.
-  const events = createEvents(config, { logger: deps.logger, now, lifecycle, timers: deps.eventTimers });
+  // Webhooks are held to the encoders' output rules: the server sends nothing where they may not write.
+  const outputRules = compileAccessRules(config.ffmpeg.access);
+  const events = createEvents(config, {
+    logger: deps.logger,
+    now,
+    lifecycle,
+    timers: deps.eventTimers,
+    refuseUrl: (url) => directionRefusal([url], 'output', outputRules),
+  });
 
   // --- storage: filesystems and their HTTP mounts ---
   // Before anything can change: a change that cannot be saved must not be taken (issue 10 item 3).

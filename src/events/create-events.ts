@@ -6,6 +6,7 @@ import { EventBus } from './event-bus.js';
 import { EventStreams } from './event-streams.js';
 import { registerMediaRoute, type MediaSources } from './media-routes.js';
 import { registerEventRoutes } from './routes.js';
+import { withoutUserInfo } from './user-info.js';
 import { createPostJson, type PostJson } from './webhook-post.js';
 import { DEFAULT_DELIVERY, Webhook, type DeliveryLimits, type Timers } from './webhook.js';
 
@@ -19,6 +20,8 @@ export interface EventsDeps {
   post?: PostJson;
   /** Overrides of the delivery limits (tests: shorter waits). */
   delivery?: Partial<DeliveryLimits>;
+  /** Why the server must not send to a URL (the encoders' output rules), or undefined. */
+  refuseUrl?: (url: string) => string | undefined;
 }
 
 /** What `/api/v3/events/media/{type}` lists. */
@@ -55,6 +58,12 @@ export function createEvents(config: Config, deps: EventsDeps): Events {
     maxQueued: settings.webhook_queue_events,
     ...deps.delivery,
   };
+  for (const [index, hook] of settings.webhooks.entries()) {
+    const refusal = deps.refuseUrl?.(hook.url);
+    // Fails the start, naming the key: a hook that may never deliver is a configuration error.
+    if (refusal !== undefined)
+      throw new Error(`events.webhooks: item ${index + 1}: ${withoutUserInfo(refusal)}`);
+  }
   const webhooks = settings.webhooks.map(
     (hook) =>
       new Webhook(hook, {

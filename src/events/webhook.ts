@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Webhook as WebhookConfig } from '../config/index.js';
 import type { WebhookStateDto } from './contract.js';
 import type { BusEvent, BusSubscriber } from './event-bus.js';
+import { withoutUserInfo } from './user-info.js';
 import type { PostJson } from './webhook-post.js';
 import { SIGNATURE_HEADER, signDelivery } from './webhook-signature.js';
 
@@ -91,7 +92,7 @@ export class Webhook implements BusSubscriber {
 
   state(): WebhookStateDto {
     return {
-      url: this.config.url.replace(/\/\/[^/@]*@/, '//***@'),
+      url: withoutUserInfo(this.config.url),
       events: [...this.config.events],
       delivered: this.delivered,
       queued: this.waiting.length + this.inFlight.length,

@@ -3,4 +3,5 @@ export { PROCESS_DOCS, PROCESS_SCHEMAS, registerEncoderGuard, registerProcessRou
 export { createEncoderSpawn, ProcessService, type ProcessServiceDeps } from './service/index.js';
 export { memfsUrl, type PlaceholderTemplate } from './config/index.js';
 export type { SpawnFn } from './supervise/index.js';
+export { compileAccessRules, directionRefusal } from './access/index.js';
 export { EncoderConnections, EncoderRegistry } from './supervise/index.js';

@@ -4,6 +4,7 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import { describe, it } from 'node:test';
 import { addressRefusal } from '../../src/events/webhook-target.js';
 import { createPostJson } from '../../src/events/webhook-post.js';
+import { startServer } from '../helpers/server.js';
 
 describe('webhook targets: loopback only when allowed, never link-local', () => {
   it('classifies every spelling of the forbidden addresses', () => {
@@ -63,5 +64,25 @@ describe('webhook targets: loopback only when allowed, never link-local', () => 
     } finally {
       receiver.close();
     }
+  });
+
+  it("refuses to start with a webhook the encoders' output rules forbid, naming the key", async () => {
+    await assert.rejects(
+      startServer({
+        config: {
+          ffmpeg: { access: { output: { block: ['@hooks\\.internal/'] } } },
+          events: {
+            webhooks: [
+              { url: 'http://user:pw@hooks.internal/in', events: [], secret: 'secret-0123456789ab' },
+            ],
+          },
+        },
+      }),
+      (error: Error) => {
+        assert.match(error.message, /^events\.webhooks: item 1: .*ffmpeg\.access\.output\.block/);
+        assert.equal(error.message.includes('pw'), false, 'user info is not printed');
+        return true;
+      },
+    );
   });
 });
