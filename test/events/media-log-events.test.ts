@@ -86,14 +86,11 @@ describe('event stream: RTMP publish and play, log lines, a client that stops re
   });
 
   it('drops a client that stops reading, with a log line, and the others get every event', async () => {
+    // The reference's log route: its filters name the component (`event`) and the level.
     const logLines = await EventReader.open(server.url, {
       format: 'json',
-      body: {
-        filters: [
-          { type: 'log', event: 'flood' },
-          { type: 'log', event: 'events', level: 'warn' },
-        ],
-      },
+      path: '/events/log',
+      body: { filters: [{ event: 'flood' }, { event: 'events', level: 'warn' }] },
     });
     // A client that sends its request and never reads a byte of the answer.
     const stalled = connect(Number(new URL(server.url).port), '127.0.0.1');

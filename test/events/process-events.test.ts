@@ -35,6 +35,12 @@ describe('event stream: processes, filters, replay', () => {
       format: 'json',
       body: { filters: [{ type: 'process', event: 'state', data: { state: '^running$' } }] },
     });
+    // The reference's process route and filter: `pid` and `type` (what happened) as expressions.
+    const broken = await EventReader.open(server.url, {
+      format: 'json',
+      path: '/events/process',
+      body: { filters: [{ pid: '^brok', type: '^state$' }] },
+    });
     assert.match(String(sse.headers['content-type']), /^text\/event-stream/);
     assert.match(String(json.headers['content-type']), /^application\/x-json-stream/);
 
@@ -85,7 +91,12 @@ describe('event stream: processes, filters, replay', () => {
       ['life:running', 'broken:running'],
       'the filter lets only running states through',
     );
-    for (const reader of [sse, json, running]) reader.close();
+    await broken.until((events) => events.some((event) => event.state === 'failed'), 'broken failed');
+    assert.deepEqual(
+      broken.events.map((event) => `${String(event.id)}:${String(event.state)}`),
+      ['broken:starting', 'broken:running', 'broken:failed'],
+    );
+    for (const reader of [sse, json, running, broken]) reader.close();
     const { exec } = await getState(server, 'broken');
     assert.equal(exec, 'failed');
   });
