@@ -1,9 +1,9 @@
-import type { EventSink } from '../../events/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
+import type { EventSink } from '../../events/index.js';
 import {
   absoluteOutputAddress,
   parseOutputReference,

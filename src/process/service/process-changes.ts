@@ -1,4 +1,3 @@
-import type { EventSink } from '../../events/index.js';
 import {
   configToPlain,
   isObject,
@@ -10,6 +9,7 @@ import {
   type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
+import type { EventSink } from '../../events/index.js';
 import { ApiError } from '../../http/index.js';
 import { checkMetadataChange, processOwner, type MetadataBudget } from '../../metadata/index.js';
 import type { ProcessStore } from '../store/index.js';

@@ -1,6 +1,6 @@
-import { NO_EVENTS, type EventSink } from '../../events/index.js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
+import { NO_EVENTS, type EventSink } from '../../events/index.js';
 import { ApiError } from '../../http/index.js';
 import {
   MetadataBudget,
