@@ -10,7 +10,7 @@ import { createFilesystems, type Filesystems } from './filesystems.js';
 import { registerFsApiRoutes } from './fs-api-routes.js';
 import { MemfsWriteGrants } from './memfs-write-grants.js';
 import type { MountHooks } from './mount-hooks.js';
-import { registerMounts } from './mount-routes.js';
+import { registerMounts, type DiskFallback } from './mount-routes.js';
 
 /** URL prefixes the disk mount leaves alone: they belong to the API, the scrape endpoint and the dashboard. */
 const RESERVED_PREFIXES = ['/api', '/metrics', '/dashboard'];
@@ -20,6 +20,8 @@ export interface Storage {
   readonly filesystems: Filesystems;
   /** Hooks around the mounts; other modules (sessions) push theirs before the server listens. */
   readonly mountHooks: MountHooks[];
+  /** Served in the disk's place when they answer (the router); other modules push theirs. */
+  readonly diskFallbacks: DiskFallback[];
   /**
    * Write credentials of encoder runs, each for its own memfs paths; undefined when memfs writes
    * need no credentials (`storage.memory.auth.enable` off).
@@ -49,13 +51,15 @@ export async function createStorage(
     }
   }
   const mountHooks: MountHooks[] = [];
+  const diskFallbacks: DiskFallback[] = [];
   const auth = config.storage.memory.auth;
   // Its own counts: failed memfs logins do not lock the API login, nor the reverse.
   const throttle = config.api.auth.throttle;
   const failureDelay = new FailureDelay(throttle.delay_ms);
   const memfsGrants = auth.enable ? new MemfsWriteGrants() : undefined;
   const memGate = memfsGrants
-    ? new BasicAuthGate({ username: auth.username, password: auth.password }, memfsGrants, {
+    ? // The running config's section itself: a reload of the username or password updates it in place.
+      new BasicAuthGate(auth, memfsGrants, {
         throttle: new LoginThrottle({
           maxFailures: throttle.max_failures,
           windowSec: throttle.window_sec,
@@ -69,6 +73,7 @@ export async function createStorage(
   return {
     filesystems,
     mountHooks,
+    diskFallbacks,
     memfsGrants,
     collector: createFilesystemCollector([filesystems.disk, filesystems.mem]),
     registerMounts: (server) =>
@@ -79,6 +84,7 @@ export async function createStorage(
         inflatedLimitBytes: config.api.max_body_kbytes * 1024,
         reservedPrefixes: RESERVED_PREFIXES,
         hooks: mountHooks,
+        diskFallbacks,
       }),
     registerApi: (v3) =>
       registerFsApiRoutes(v3, {

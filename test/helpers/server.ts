@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import { AnswerCheck } from './answer-check.js';
 import { ConfigReaderDifferential } from './config-reader-differential.js';
 import type { LogBuffer } from '../../src/log/index.js';
+import type { Schedule } from '../../src/process/index.js';
 import type { Timers } from '../../src/events/index.js';
 
 export type DeepPartial<T> = {
@@ -29,6 +30,8 @@ export interface StartOptions {
   /** Reuse a directory (e.g. to restart a server on the same db); it is not removed on close. */
   dir?: string;
   now?: () => number;
+  /** The process supervision's timers, on the clock of `now` (see test/helpers/test-clock.ts). */
+  schedule?: Schedule;
   procRoot?: string;
   /** Root of the cgroup v2 hierarchy the host collectors read (fixtures). */
   cgroupRoot?: string;
@@ -82,6 +85,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
             answers.hook.call(app.server, request, reply, payload, done);
           },
     now: options.now,
+    schedule: options.schedule,
     procRoot: options.procRoot,
     cgroupRoot: options.cgroupRoot,
     dashboardDir: options.dashboardDir,
