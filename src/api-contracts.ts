@@ -1,6 +1,7 @@
 import { AUTH_DOCS } from './auth/index.js';
 import { CONFIG_DOCS } from './config-api/index.js';
 import { DASHBOARD_DOCS } from './dashboard/index.js';
+import { EVENTS_DOCS } from './events/index.js';
 import { HTTP_DOCS, type ApiContracts } from './http/index.js';
 import { INGEST_DOCS } from './ingest/index.js';
 import { LOG_DOCS } from './log/index.js';
@@ -36,6 +37,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...WIDGET_DOCS,
     ...CONFIG_DOCS,
     ...TLS_DOCS,
+    ...EVENTS_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

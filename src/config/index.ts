@@ -1,4 +1,4 @@
-export type { Auth0Tenant, Config, SandboxMode } from './schema.js';
+export type { Auth0Tenant, Config, SandboxMode, Webhook } from './schema.js';
 export { defaultConfig, SANDBOX_MODES } from './schema.js';
 export { DECLARED_KEYS, KEYS, type ConfigKey } from './keys.js';
 export {

@@ -21,6 +21,7 @@ import {
   string,
   tenants,
   v16Only,
+  webhooks,
   type DeclaredKey,
   type KeyDeclaration,
 } from './declare-key.js';
@@ -581,6 +582,33 @@ export const DECLARED_KEYS = {
     range: { min: 0, max: 1_000_000, why: 'each session is kept in memory; 0 means no limit' },
     v16: true,
     doc: 'concurrent viewers; 0 = unlimited',
+  }),
+  'events.webhooks': webhooks({
+    env: 'CORE_EVENTS_WEBHOOKS',
+    // Each item holds its signing secret.
+    secret: true,
+    fileOnly: 'it decides where the server sends its events, with the secrets that sign them',
+    doc: 'receivers of events: `{url, events, secret}` each ([events.md](events.md#webhooks))',
+  }),
+  'events.allow_loopback_webhooks': bool(false, {
+    env: 'CORE_EVENTS_ALLOW_LOOPBACK_WEBHOOKS',
+    fileOnly: 'it lets the server send requests to services on its own machine',
+    doc: 'let webhooks reach loopback addresses (receivers on this machine, tests)',
+  }),
+  'events.replay_events': int(1000, {
+    env: 'CORE_EVENTS_REPLAY_EVENTS',
+    range: { min: 1, max: 100_000, why: 'each kept event is held in memory' },
+    doc: 'latest events kept for clients that reconnect',
+  }),
+  'events.max_buffered_kbytes': int(1024, {
+    env: 'CORE_EVENTS_MAX_BUFFERED_KBYTES',
+    range: { min: 16, max: 65_536, why: 'held in memory per stream client that stops reading' },
+    doc: 'unread output a stream client may leave before it is dropped, KiB',
+  }),
+  'events.webhook_queue_events': int(1000, {
+    env: 'CORE_EVENTS_WEBHOOK_QUEUE_EVENTS',
+    range: { min: 1, max: 100_000, why: 'held in memory per webhook whose receiver is down' },
+    doc: 'events waiting per webhook; past it the oldest are dropped (and counted)',
   }),
   // Sections of the v16 layout that streamcore does not implement at all.
   update_check: v16Only('bool', false),

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
+import { parseWebhooksEnv, validateWebhooks } from './webhooks.js';
 import { rangeProblem } from './int-range.js';
 import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
@@ -223,6 +224,8 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       }
       return { value: tenants };
     }
+    case 'webhooks':
+      return validateWebhooks(value);
   }
 }
 
@@ -273,6 +276,8 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       const parsed = parseTenantsEnv(raw);
       return 'problem' in parsed ? parsed : { value: parsed.tenants };
     }
+    case 'webhooks':
+      return parseWebhooksEnv(raw);
   }
 }
 

@@ -3,7 +3,7 @@ import { probeListen } from '../http/index.js';
 import type { LocalStream, LocalStreams, PlaceholderTemplate } from '../process/index.js';
 import type { ServedCertificate } from '../tls/index.js';
 import { IpIgnoreList } from '../session/index.js';
-import type { IngestDeps } from './ingest-deps.js';
+import { mediaEvents, type IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress, type IngestAddress } from './listen-address.js';
 import { RtmpServer } from './rtmp/index.js';
 import { rtmpProcessUrl } from './rtmp-process-url.js';
@@ -34,6 +34,7 @@ export function createRtmpIngest(
       token: settings.token,
       logger: deps.logger,
       now: deps.now,
+      onMedia: mediaEvents('rtmp', deps),
       sessions:
         deps.rtmpCollector === undefined
           ? undefined

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import type { EventSink } from '../events/index.js';
 import { FailureDelay, LoginThrottle } from '../auth/index.js';
 import type { Collector } from '../monitor/index.js';
 import { BasicAuthGate } from './basic-auth-gate.js';
@@ -38,9 +39,17 @@ export interface Storage {
 
 export async function createStorage(
   config: Config,
-  deps: { logger: Logger; now: () => number },
+  deps: { logger: Logger; now: () => number; events?: EventSink },
 ): Promise<Storage> {
   const filesystems = await createFilesystems(config, deps);
+  const events = deps.events;
+  if (events !== undefined) {
+    for (const filesystem of [filesystems.disk, filesystems.mem]) {
+      const fields = (path: string, bytes: number) => ({ filesystem: filesystem.name, path, bytes });
+      filesystem.onWrite((path, bytes) => events.publish('filesystem', 'write', fields(path, bytes)));
+      filesystem.onRemove((path, bytes) => events.publish('filesystem', 'delete', fields(path, bytes)));
+    }
+  }
   const mountHooks: MountHooks[] = [];
   const diskFallbacks: DiskFallback[] = [];
   const auth = config.storage.memory.auth;

@@ -8,6 +8,7 @@ import { AnswerCheck } from './answer-check.js';
 import { ConfigReaderDifferential } from './config-reader-differential.js';
 import type { LogBuffer } from '../../src/log/index.js';
 import type { Schedule } from '../../src/process/index.js';
+import type { Timers } from '../../src/events/index.js';
 
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
@@ -47,6 +48,8 @@ export interface StartOptions {
   checkAnswers?: boolean;
   /** How HTTPS watches certificate files and which roots earn HSTS (AppDeps.tls). */
   tls?: AppDeps['tls'];
+  /** The webhooks' timers (time-outs, back-off), e.g. faster ones. */
+  eventTimers?: Timers;
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -90,6 +93,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     dashboardDir: options.dashboardDir,
     logBuffer: options.logBuffer,
     tls: options.tls,
+    eventTimers: options.eventTimers,
     configFile,
     configSource: { file: configFile, fileJson: loaded.fileJson, overrides: loaded.overrides, env, cwd: dir },
   });

@@ -37,6 +37,8 @@ export interface RtmpServerOptions {
   idleTimeoutMs?: number;
   /** Open connections at most; more are refused at accept. */
   maxConnections?: number;
+  /** Told when a publisher starts or stops (`publish`, `unpublish`) and a player joins or leaves. */
+  onMedia?: (change: 'publish' | 'unpublish' | 'join' | 'leave', path: string, remoteAddress: string) => void;
 }
 
 const DEFAULT_MAX_CONNECTIONS = 4096;
@@ -165,6 +167,7 @@ export class RtmpServer implements ConnectionHost {
     this.publishers.set(stream, connection);
     this.options.sessions?.opened(connection, 'publish', target);
     this.log(connection, 'publish', target, 'start');
+    this.options.onMedia?.('publish', target, connection.remoteAddress);
     return { stream };
   }
 
@@ -183,6 +186,7 @@ export class RtmpServer implements ConnectionHost {
     }
     this.options.sessions?.opened(connection, 'play', target);
     this.log(connection, 'play', target, 'start');
+    this.options.onMedia?.('join', target, connection.remoteAddress);
     return { stream };
   }
 
@@ -198,9 +202,11 @@ export class RtmpServer implements ConnectionHost {
       this.streams.delete(stream.path);
       stream.end('publisher left');
       this.log(connection, 'publish', stream.path, `stop: ${connection.closeReason}`);
+      this.options.onMedia?.('unpublish', stream.path, connection.remoteAddress);
     } else if (stream !== undefined && connection.role === 'player') {
       stream.removePlayer(connection);
       this.log(connection, 'play', stream.path, `stop: ${connection.closeReason}`);
+      this.options.onMedia?.('leave', stream.path, connection.remoteAddress);
     }
     if (connection.role !== 'none') this.options.sessions?.closed(connection);
   }
