@@ -3,27 +3,32 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
-import { createAuth } from './auth/index.js';
+import { createAuth, credentialsReloadStep } from './auth/index.js';
 import { Cluster } from './cluster/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
 import { API_CONTRACTS } from './api-contracts.js';
-import { createHttpServer, type ApiDescription } from './http/index.js';
-import { Lifecycle } from './lifecycle/index.js';
-import { LogBuffer, registerLogRoutes } from './log/index.js';
+import { createEvents, logLineEvent, type EventBus, type Timers } from './events/index.js';
+import { createHttpServer, HttpAddress, loopbackBaseUrl, type ApiDescription } from './http/index.js';
+import { Lifecycle, readAtUse } from './lifecycle/index.js';
+import { LogBuffer, logLevelReloadStep, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { registerProbeRoutes } from './probe/index.js';
+import { Router } from './router/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import { removeStaleDirectories, removeStaleTemporaries } from './persistence/leftovers.js';
 import { type Collector, Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { createIngest, type Ingest } from './ingest/index.js';
-import { createStorage } from './storage/index.js';
+import { compileGlob, createStorage } from './storage/index.js';
 import { createSessions, type SessionCollector } from './session/index.js';
 import { registerSkillsRoutes, SkillsService } from './skills/index.js';
 import { registerWidgetRoutes } from './widget/index.js';
+import { TlsService, type TlsDeps } from './tls/index.js';
 import {
+  compileAccessRules,
+  directionRefusal,
   createFfmpegCollector,
   createRestreamCollector,
   createEncoderSpawn,
@@ -32,6 +37,7 @@ import {
   ProcessService,
   registerEncoderGuard,
   registerProcessRoutes,
+  type Schedule,
   type SpawnFn,
 } from './process/index.js';
 
@@ -40,6 +46,8 @@ export interface AppDeps {
   logger: Logger;
   /** Wall clock in milliseconds; tests may shift it. */
   now?: () => number;
+  /** The process supervision's timers, on the clock of `now` (default the real ones); tests move it. */
+  schedule?: Schedule;
   /** Root of the proc filesystem the host collectors read; fixtures in tests. */
   procRoot?: string;
   /** Where the cgroups the host collectors read are mounted (default `/sys/fs/cgroup`); fixtures in tests. */
@@ -63,6 +71,10 @@ export interface AppDeps {
    * config routes are not registered (tools and benchmarks that build a config in memory).
    */
   configSource?: ConfigSource & { fileJson: Record<string, unknown>; overrides: string[] };
+  /** How HTTPS watches own certificate files and decides on HSTS (tests shorten and replace them). */
+  tls?: Pick<TlsDeps, 'certificatePollMs' | 'publicRoots'>;
+  /** The webhooks' timers (attempt time-outs, back-off); tests run them faster. */
+  eventTimers?: Timers;
 }
 
 export interface App {
@@ -74,8 +86,12 @@ export interface App {
   readonly ingest: Ingest;
   /** The supervised processes (for tools and tests; the process routes use it already). */
   readonly processes: ProcessService;
+  /** The event bus every module publishes into (for tools, tests and benchmarks). */
+  readonly events: EventBus;
   /** The API description built from the routes (OpenAPI 3.1 at /api/v3/openapi.json). */
   readonly description: ApiDescription;
+  /** HTTPS and the certificate it shares with RTMPS (its URL, its status, a forced renewal). */
+  readonly tls: TlsService;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -88,7 +104,7 @@ export interface App {
  * order (docs/architecture.md), which a split into helpers would hide.
  */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
-  const lifecycle = new Lifecycle();
+  const lifecycle = new Lifecycle<Config>();
   // Asked first, answered by the time the processes need it: setpriv and bwrap (each encoder
   // confined where the machine allows it, ffmpeg.sandbox) are probed while the server is built.
   const spawnForEncoders =
@@ -99,10 +115,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       : Promise.resolve(deps.spawn);
   // A refusal (ffmpeg.sandbox "on" without bubblewrap) is thrown where it is awaited, below.
   spawnForEncoders.catch(() => undefined);
-  const { server, description } = await createHttpServer(config, deps.logger, {
+  const { server, description, corsReload } = await createHttpServer(config, deps.logger, {
     contracts: API_CONTRACTS,
     inspectAnswer: deps.inspectAnswer,
   });
+  lifecycle.onReload(corsReload);
+  // Before the routes: the ACME challenge route and the HSTS hook concern every answer. Its reload
+  // step before the ingest's: RTMPS listeners a reload opens serve the certificate it built.
+  const tls = new TlsService({ logger: deps.logger, now: deps.now ?? Date.now, ...deps.tls });
+  tls.register(server);
+  lifecycle.onReload(tls.reloadStep(config, server.server));
   const encoders = new EncoderRegistry({
     dir: join(config.db.dir, 'encoders'),
     procRoot: deps.procRoot ?? '/proc',
@@ -126,16 +148,47 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Created first so the /api/v3 scope can register its routes; it reads `collectors` when it starts.
   const monitor = new Monitor(config, { logger: deps.logger, now, collectors });
 
+  // --- events: the bus every module publishes into, its streams and webhooks ---
+  // First, so that its shutdown step runs last: streams see the processes stop.
+  // Webhooks are held to the encoders' output rules: the server sends nothing where they may not write.
+  const outputRules = compileAccessRules(config.ffmpeg.access);
+  const events = createEvents(config, {
+    logger: deps.logger,
+    now,
+    lifecycle,
+    timers: deps.eventTimers,
+    refuseUrl: (url) => directionRefusal([url], 'output', outputRules),
+  });
+
   // --- storage: filesystems and their HTTP mounts ---
   // Before anything can change: a change that cannot be saved must not be taken (issue 10 item 3).
   await assertWritableDir('db.dir', config.db.dir);
   await assertWritableDir('storage.disk.dir', config.storage.disk.dir);
   await removeLeftovers(config.db.dir, deps.logger);
-  const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
+  const storage = await createStorage(config, {
+    logger: deps.logger,
+    now: deps.now ?? Date.now,
+    events: events.bus,
+  });
   // `storage.filesystems.disk` / `.mem` (Filesystem contract) for processes.
   await storage.registerMounts(server);
   lifecycle.onShutdown(() => storage.close());
   collectors.push(storage.collector);
+  // The filesystems and the memfs login read these from the running config at each write.
+  lifecycle.onReload(
+    readAtUse('storage', [
+      'storage.disk.max_size_mbytes',
+      'storage.memory.max_size_mbytes',
+      'storage.memory.purge',
+      'storage.memory.auth.username',
+      'storage.memory.auth.password',
+    ]),
+  );
+
+  // --- router: the UI build at /ui/ and router.routes, asked before the disk serves a path ---
+  const router = await Router.create(config, deps.logger);
+  storage.diskFallbacks.push(router.claim);
+  lifecycle.onReload(router.reloadStep);
 
   // --- auth: login routes and identity ---
   let configStore: ConfigStore | undefined;
@@ -148,6 +201,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Also guards every route under /api/v3 registered after this line, in whatever scope.
   await auth.register(server);
   lifecycle.onShutdown(() => auth.close());
+  lifecycle.onReload(credentialsReloadStep(config, (settings) => auth.applyCredentials(settings)));
+  lifecycle.onReload(logLevelReloadStep(deps.logger));
+  // Read from the running config by every request that needs them.
+  lifecycle.onReload(readAtUse('identity', ['name', 'host.name']));
+  // Read by each process's report on every line and run.
+  lifecycle.onReload(readAtUse('process logs', ['ffmpeg.log.max_lines', 'ffmpeg.log.max_history']));
 
   // --- skills: what the configured ffmpeg can do, learned once at start and on each reload ---
   const skills = new SkillsService({
@@ -165,6 +224,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     now,
     lifecycle,
     mountHooks: storage.mountHooks,
+    events: events.bus,
   });
   collectors.push(sessions.metrics);
 
@@ -177,6 +237,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     lifecycle,
     rtmpCollector: config.sessions.enable ? sessions.collectors.get('rtmp') : undefined,
     srtCollector: config.sessions.enable ? sessions.collectors.get('srt') : undefined,
+    certificate: tls.certificate,
+    events: events.bus,
   });
 
   // --- processes ---
@@ -194,18 +256,51 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     spawn: cluster?.gate(encoders.wrap(encoderSpawn)) ?? encoders.wrap(encoderSpawn),
     store: cluster?.storeFor,
     now,
+    schedule: deps.schedule,
     procRoot: deps.procRoot ?? '/proc',
     cpus: availableParallelism(),
     filesystems: storage.filesystems,
     templates: ingest.placeholders,
-    secrets: [config.rtmp.token, config.srt.token, config.srt.passphrase],
+    localStreams: ingest.localStreams,
+    secrets: () => [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
     memfsGrants: storage.memfsGrants,
+    events: events.bus,
   });
   collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
   storage.mountHooks.push(processes.inputReadMeter);
   // After the server listens: {memfs} needs the base URL, and restored processes write into it.
   lifecycle.onListen((baseUrl) => processes.start(baseUrl));
+  // A reload of `address` moves the listener; processes started from then on write to the new one.
+  const httpAddress = new HttpAddress(config, {
+    http: server.server,
+    logger: deps.logger,
+    moved: (baseUrl) => {
+      processes.serverMoved(baseUrl);
+      cluster?.serverMoved(baseUrl);
+    },
+  });
+  lifecycle.onReload(httpAddress.reloadStep);
+  // After the ingest steps (registered before): `{rtmp}` and `{srt}` stand for the new listeners
+  // and tokens, and the new secrets are masked.
+  lifecycle.onReload({
+    name: 'placeholders',
+    keys: [
+      'rtmp.enable',
+      'rtmp.address',
+      'rtmp.app',
+      'rtmp.token',
+      'srt.enable',
+      'srt.address',
+      'srt.token',
+      'srt.passphrase',
+      // The secrets the processes' reports and commands mask.
+      'storage.memory.auth.username',
+      'storage.memory.auth.password',
+    ],
+    prepare: () => ({ commit: () => processes.placeholdersChanged(), abort: () => undefined }),
+  });
+  lifecycle.onFinal(() => httpAddress.close());
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
   lifecycle.onShutdown(() => processes.shutdown());
   if (cluster !== undefined) {
@@ -219,6 +314,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // --- config: /api/v3/config in the v16 layout; a reload applies what it can while running ---
   // Every secret the server has held stays masked in its log, lines from before a reload too.
   const heldSecrets = new Set(configSecrets(config));
+  deps.logBuffer?.onLine((line) => {
+    const { component, fields } = logLineEvent(line, [...heldSecrets]);
+    events.bus.publish('log', component, fields);
+  });
   if (deps.configSource !== undefined) {
     const { fileJson, overrides, ...source } = deps.configSource;
     configStore = await ConfigStore.create({
@@ -227,13 +326,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       running: config,
       overrides,
       now,
-      apply: (next) => {
-        const nextStart = applyLive(next, {
+      apply: async (next) => {
+        const nextStart = await applyLive(next, {
           running: config,
-          applyCredentials: (settings) => auth.applyCredentials(settings),
+          steps: lifecycle.reloadable,
           logger: deps.logger,
         });
         for (const secret of configSecrets(config)) heldSecrets.add(secret);
+        events.bus.publish('config', 'reload', { restart_needed: nextStart.length > 0 });
         return nextStart;
       },
     });
@@ -256,7 +356,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       ingest.registerApi(v3);
       registerSkillsRoutes(v3, skills);
       registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => [...heldSecrets]);
-      if (configStore !== undefined) registerConfigRoutes(v3, configStore);
+      if (configStore !== undefined) registerConfigRoutes(v3, configStore, () => tls.status());
+      events.registerApi(v3, {
+        lists: {
+          rtmp: () => Promise.resolve(ingest.rtmp?.channels() ?? []),
+          srt: () => Promise.resolve(ingest.srt?.resources() ?? []),
+          disk: async () => (await storage.filesystems.disk.list()).map((file) => file.name),
+          mem: async () => (await storage.filesystems.mem.list()).map((file) => file.name),
+        },
+        compileGlob: (pattern) => {
+          const glob = compileGlob(pattern);
+          return (name) => glob.matches(name);
+        },
+      });
       cluster?.registerApi(v3);
     },
     { prefix: '/api/v3' },
@@ -288,7 +400,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     monitor,
     ingest,
     processes,
+    events: events.bus,
     description,
+    tls,
     async listen() {
       const address = resolveBindAddress(config);
       // Before the listener opens: a metrics query right after start finds the first snapshot.
@@ -297,14 +411,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       if (!config.api.auth.enable) warnAuthOff(deps.logger, config.address, address.narrowedToLoopback);
       const bound = server.server.address();
       if (bound === null || typeof bound === 'string') throw new Error('server is not listening on TCP');
-      const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-      const loopbackHost = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
-      const baseUrl = `http://${loopbackHost}:${bound.port}`;
+      const baseUrl = loopbackBaseUrl(bound);
+      // Before the ingest listeners: RTMPS serves the certificate this loads.
+      await tls.open(config, server.server);
       await lifecycle.runListen(baseUrl);
       return baseUrl;
     },
     close() {
       closing ??= (async () => {
+        tls.close();
         const failures = await lifecycle.runShutdown();
         await server.close();
         failures.push(...(await lifecycle.runFinal()));

@@ -175,6 +175,14 @@ export class Cluster {
     this.timers.push(setInterval(ask, QUORUM_QUESTION_MS));
   }
 
+  /**
+   * The HTTP listener moved (a reload of `address`): without an `advertise_address` the node is
+   * reached at the new one, written with the next renewal of its registration.
+   */
+  serverMoved(baseUrl: string): void {
+    if (this.deps.config.cluster.advertise_address === '') this.address = baseUrl;
+  }
+
   /** Stops this node's encoders, then gives up the lease so that the leader moves them at once. */
   async close(): Promise<void> {
     this.closed = true;

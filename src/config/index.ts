@@ -1,6 +1,13 @@
-export type { Auth0Tenant, Config, SandboxMode } from './schema.js';
+export type { Auth0Tenant, Config, SandboxMode, Webhook } from './schema.js';
 export { defaultConfig, SANDBOX_MODES } from './schema.js';
-export { KEYS, type ConfigKey } from './keys.js';
+export { DECLARED_KEYS, KEYS, type ConfigKey } from './keys.js';
+export {
+  isDeclaredKey,
+  type DeclaredKey,
+  type KeyDeclaration,
+  type KeyKind,
+  type V16Kind,
+} from './declare-key.js';
 export { rangeProblem, type IntRange } from './int-range.js';
 export {
   loadConfig,

@@ -1,19 +1,22 @@
+import { getPath, isPlainObject } from './json-path.js';
+import { KEYS } from './keys.js';
 import type { Config } from './schema.js';
 
 /**
- * The secrets a configuration holds, so that what the server shows (its log over the API) can
- * hide them wherever they appear. Empty values are left out.
+ * The values of the keys declared `secret` (keys.ts), so that what the server shows (its log over
+ * the API) can hide them wherever they appear. Empty values are left out.
  */
 export function configSecrets(config: Config): string[] {
-  const { auth } = config.api;
-  const { prometheus } = config.metrics;
-  const memory = config.storage.memory.auth;
-  return [
-    auth.password,
-    auth.jwt.secret,
-    memory.password,
-    prometheus.bearer_token,
-    prometheus.password,
-    config.cluster.etcd.password,
-  ].filter((secret) => secret !== '');
+  return KEYS.filter((key) => key.secret)
+    .flatMap((key) => secretStrings(getPath(config, key.path)))
+    .filter((secret) => secret !== '');
+}
+
+/** A secret key's value, or, for a list of items (webhooks), each item's `secret`. */
+function secretStrings(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((item) =>
+    isPlainObject(item) && typeof item.secret === 'string' ? [item.secret] : [],
+  );
 }

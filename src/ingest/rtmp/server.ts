@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer, type SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
+import { createCertificateServer, type ServedCertificate } from '../../tls/index.js';
 import {
   RtmpConnection,
   type ConnectionHost,
@@ -37,6 +37,8 @@ export interface RtmpServerOptions {
   idleTimeoutMs?: number;
   /** Open connections at most; more are refused at accept. */
   maxConnections?: number;
+  /** Told when a publisher starts or stops (`publish`, `unpublish`) and a player joins or leaves. */
+  onMedia?: (change: 'publish' | 'unpublish' | 'join' | 'leave', path: string, remoteAddress: string) => void;
 }
 
 const DEFAULT_MAX_CONNECTIONS = 4096;
@@ -74,6 +76,15 @@ export class RtmpServer implements ConnectionHost {
     this.ticker.unref();
   }
 
+  /**
+   * A reloaded `rtmp.app` and `rtmp.token`: asked of every publish and play from now on; the
+   * streams already published or played keep running.
+   */
+  setAccess(access: { app: string; token: string }): void {
+    this.options.app = access.app;
+    this.options.token = access.token;
+  }
+
   /** Paths being published now, e.g. `/live/abc` (GET /api/v3/rtmp). */
   channels(): string[] {
     return [...this.streams.keys()];
@@ -84,19 +95,32 @@ export class RtmpServer implements ConnectionHost {
     return this.listeners.map((server) => (server.address() as AddressInfo).port);
   }
 
+  /**
+   * The live stream a play request for `url` (`rtmp://…/<path>[?token=…]`) would get, token
+   * checked as for a player; undefined when it is not published or the token is wrong.
+   */
+  playable(url: URL): LiveStream | undefined {
+    const token = this.options.token;
+    const parsed = parseStreamPath('', `${url.pathname}${url.search}`, token !== '');
+    if (parsed === undefined || (token !== '' && !sameSecret(parsed.token, token))) return undefined;
+    return this.streams.get(parsed.path);
+  }
+
   /** The live stream at a path (for tools and tests). */
   stream(path: string): LiveStream | undefined {
     return this.streams.get(path);
   }
 
-  /** Listens for plain RTMP, or RTMPS when `tls` is given; resolves with the bound address. */
-  async listen(host: string, port: number, tls?: SecureContextOptions): Promise<AddressInfo> {
+  /**
+   * Listens for plain RTMP, or RTMPS with the served certificate (and each one that replaces it)
+   * when `certificate` is given; resolves with the bound address.
+   */
+  async listen(host: string, port: number, certificate?: ServedCertificate): Promise<AddressInfo> {
     const onSocket = (socket: Socket): void => this.accept(socket);
-    const server = tls === undefined ? createServer(onSocket) : createTlsServer(tls, onSocket);
+    const server =
+      certificate === undefined ? createServer(onSocket) : createCertificateServer(certificate, onSocket);
     // Counts sockets still in their TLS handshake too, which `accept` does not see yet.
     server.maxConnections = this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-    // A TLS handshake that fails is that client's problem only.
-    server.on('tlsClientError', (_error: Error, socket: Socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen({ host: host === '' ? '::' : host, port }, () => {
@@ -107,6 +131,14 @@ export class RtmpServer implements ConnectionHost {
     server.on('error', (error) => this.options.logger.error({ err: error }, 'rtmp listener error'));
     this.listeners.push(server);
     return server.address() as AddressInfo;
+  }
+
+  /**
+   * Stops listening on every address; the connections accepted keep running (a reload that moves
+   * the listeners opens the new ones after this).
+   */
+  stopListening(): void {
+    for (const server of this.listeners.splice(0)) server.close();
   }
 
   /** Stops listening and ends every connection (publishers first, so players see the end). */
@@ -135,6 +167,7 @@ export class RtmpServer implements ConnectionHost {
     this.publishers.set(stream, connection);
     this.options.sessions?.opened(connection, 'publish', target);
     this.log(connection, 'publish', target, 'start');
+    this.options.onMedia?.('publish', target, connection.remoteAddress);
     return { stream };
   }
 
@@ -153,6 +186,7 @@ export class RtmpServer implements ConnectionHost {
     }
     this.options.sessions?.opened(connection, 'play', target);
     this.log(connection, 'play', target, 'start');
+    this.options.onMedia?.('join', target, connection.remoteAddress);
     return { stream };
   }
 
@@ -168,9 +202,11 @@ export class RtmpServer implements ConnectionHost {
       this.streams.delete(stream.path);
       stream.end('publisher left');
       this.log(connection, 'publish', stream.path, `stop: ${connection.closeReason}`);
+      this.options.onMedia?.('unpublish', stream.path, connection.remoteAddress);
     } else if (stream !== undefined && connection.role === 'player') {
       stream.removePlayer(connection);
       this.log(connection, 'play', stream.path, `stop: ${connection.closeReason}`);
+      this.options.onMedia?.('leave', stream.path, connection.remoteAddress);
     }
     if (connection.role !== 'none') this.options.sessions?.closed(connection);
   }

@@ -1,7 +1,6 @@
 import {
-  configToPlain,
   isObject,
-  mergeOver,
+  mergeUpdate,
   parseOutputReference,
   readProcessConfig,
   resolveConfig,
@@ -9,6 +8,7 @@ import {
   type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
+import type { EventSink } from '../../events/index.js';
 import { ApiError } from '../../http/index.js';
 import {
   checkMetadataChange,
@@ -50,6 +50,8 @@ export interface ProcessChangesDeps {
   changed: () => void;
   /** Deletes the `purge_on_delete` files of a process that goes away or is replaced. */
   purge: (entry: ProcessEntry) => Promise<void>;
+  /** Told of each process created, updated or deleted once the change is saved. */
+  events: EventSink;
 }
 
 /**
@@ -97,6 +99,7 @@ export class ProcessChanges {
         this.deps.changed();
         discard(entry);
       });
+      this.announce('created', config);
       if (config.autostart) entry.supervisor.start();
       return config;
     });
@@ -118,12 +121,12 @@ export class ProcessChanges {
     // merge over the current one as written (a reference built from placeholders is missed by
     // the guess), checked again on the resolved config under the locks, and taken again when
     // they differ. The attempts are bounded; the last one goes on with the keys it holds.
-    let keys = lockKeys([id], readProcessConfig(mergeOver(configToPlain(current.config), body)).config);
+    let keys = lockKeys([id], readProcessConfig(mergeUpdate(current.config, body)).config);
     for (let attempt = 1; ; attempt++) {
       const held = keys;
       const updated = await this.locks.run(held, async () => {
         const old = table.require(id);
-        const config = readOrThrow(mergeOver(configToPlain(old.config), body));
+        const config = readOrThrow(mergeUpdate(old.config, body));
         const values = this.deps.placeholders();
         const resolved = resolveConfig(config, values);
         keys = lockKeys([id], resolved);
@@ -159,6 +162,7 @@ export class ProcessChanges {
       });
       await entry.supervisor.dispose();
       await this.deps.purge(entry);
+      this.announce('deleted', entry.config);
     });
   }
 
@@ -306,7 +310,18 @@ export class ProcessChanges {
     await this.deps.purge(old);
     entry.report.adopt(old.report);
     entry.supervisor.adoptCounts(old.supervisor);
+    this.announce('updated', config, old.config.id);
     if (order === 'start') entry.supervisor.start();
+  }
+
+  /** `previous`: the id before an update renamed the process. */
+  private announce(event: 'created' | 'updated' | 'deleted', config: ProcessConfig, previous?: string): void {
+    const fields = { id: config.id, reference: config.reference };
+    this.deps.events.publish(
+      'process',
+      event,
+      previous !== undefined && previous !== config.id ? { ...fields, previous_id: previous } : fields,
+    );
   }
 
   /** The semantic checks (docs/processes.md#process-config) against the current processes; throws a 400. */
