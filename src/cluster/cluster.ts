@@ -134,6 +134,7 @@ export class Cluster {
       me: this.nodeId,
       selfAddress: () => this.address,
       snapshot: () => this.view.snapshot,
+      readsStarted: () => this.view.readsStarted,
       fetch: this.deps.fetch,
       logger: this.deps.logger,
     });

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../http/index.js';
 import { candidatesOf } from './candidates.js';
 import { placeProcess } from './placement.js';
+import { RecentPlacements } from './recent-placements.js';
 import type { ClusterSnapshot } from './view.js';
 
 /** Marks a request one node sends another: it is answered from the receiving node's own processes. */
@@ -18,6 +19,8 @@ export interface ForwardDeps {
   /** This node's own API base URL (asked for its own part of the list). */
   selfAddress: () => string;
   snapshot: () => ClusterSnapshot;
+  /** `ClusterView.readsStarted`: when a create was answered, to know which picture shows it. */
+  readsStarted: () => number;
   fetch: typeof fetch;
   logger: Logger;
 }
@@ -30,6 +33,7 @@ export interface ForwardDeps {
  * authentication, with the client's credentials (nodes share their API credentials).
  */
 export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): void {
+  const recent = new RecentPlacements();
   server.addHook('preHandler', async (request, reply) => {
     if (request.headers[HOP_HEADER] !== undefined) return;
     const route = request.routeOptions.url;
@@ -39,22 +43,24 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
       if (request.method === 'GET') return answerList(request, reply, snapshot, deps);
       if (request.method !== 'POST') return;
       const id = bodyId(request.body);
-      const owner = ownerOf(snapshot, id);
+      const owner = ownerOf(snapshot, id) ?? (id === undefined ? undefined : recent.nodeOf(snapshot, id));
       // The leader places new processes: it counts every create, wherever it came in.
       const leader = snapshot.leader;
       const toLeader = leader !== undefined && leader !== deps.me && snapshot.nodes.has(leader);
       if (owner === undefined && toLeader && request.headers[VIA_HEADER] === undefined)
         return relay(request, reply, snapshot, leader, deps, { via: true });
-      const target = owner ?? placeNew(snapshot, request.body);
+      const cpuLimit = cpuLimitOfBody(request.body);
+      const target =
+        owner ?? placeProcess([...recent.count(snapshot, candidatesOf(snapshot)).values()], cpuLimit);
       if (target === undefined) return;
       // Counted at once, so that the creates placed before etcd is read again (a burst) see it.
       const counted = owner === undefined && id !== undefined;
-      if (counted) snapshot.assignments.set(id, { value: { node: target }, modRevision: 0 });
+      if (counted) recent.add(id, target, cpuLimit);
       const answered = await relay(request, reply, snapshot, target, deps).catch((error: unknown) => {
-        if (counted) snapshot.assignments.delete(id);
+        if (counted) recent.answered(id, false, deps.readsStarted());
         throw error;
       });
-      if (counted && reply.statusCode !== 200) snapshot.assignments.delete(id);
+      if (counted) recent.answered(id, reply.statusCode === 200, deps.readsStarted());
       return answered;
     }
     const id = (request.params as { id?: unknown }).id;
@@ -77,10 +83,9 @@ function bodyId(body: unknown): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-function placeNew(snapshot: ClusterSnapshot, body: unknown): string | undefined {
+function cpuLimitOfBody(body: unknown): number {
   const limits = (body as { limits?: { cpu_usage?: unknown } } | undefined)?.limits;
-  const cpu = typeof limits?.cpu_usage === 'number' ? limits.cpu_usage : 0;
-  return placeProcess([...candidatesOf(snapshot).values()], cpu);
+  return typeof limits?.cpu_usage === 'number' ? limits.cpu_usage : 0;
 }
 
 async function relay(

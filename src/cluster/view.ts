@@ -10,6 +10,8 @@ export interface Versioned<T> {
 /** Everything the cluster keeps in etcd, as read at one revision. */
 export interface ClusterSnapshot {
   revision: number;
+  /** The number of the read it came from (`ClusterView.readsStarted` when that read began). */
+  read: number;
   nodes: Map<string, NodeRecord & { createRevision: number }>;
   nodeStates: Map<string, NodeState>;
   leader: string | undefined;
@@ -21,6 +23,7 @@ export interface ClusterSnapshot {
 export function emptySnapshot(): ClusterSnapshot {
   return {
     revision: 0,
+    read: 0,
     nodes: new Map(),
     nodeStates: new Map(),
     leader: undefined,
@@ -39,6 +42,8 @@ export class ClusterView {
   private current = emptySnapshot();
   /** Monotonic ms of the last successful read; undefined before the first. */
   private readAt: number | undefined;
+  /** Reads begun so far: a picture from a read begun after some moment shows every write before it. */
+  private reads = 0;
 
   constructor(
     private readonly etcd: EtcdClient,
@@ -54,17 +59,23 @@ export class ClusterView {
     return this.readAt === undefined ? Infinity : this.monotonic() - this.readAt;
   }
 
+  get readsStarted(): number {
+    return this.reads;
+  }
+
   async refresh(): Promise<ClusterSnapshot> {
+    const read = ++this.reads;
     const { kvs, revision } = await this.etcd.range(PREFIX, true);
-    this.current = parseSnapshot(kvs, revision);
+    this.current = parseSnapshot(kvs, revision, read);
     this.readAt = this.monotonic();
     return this.current;
   }
 }
 
-function parseSnapshot(kvs: EtcdKv[], revision: number): ClusterSnapshot {
+function parseSnapshot(kvs: EtcdKv[], revision: number, read: number): ClusterSnapshot {
   const snapshot = emptySnapshot();
   snapshot.revision = revision;
+  snapshot.read = read;
   for (const kv of kvs) {
     const rest = kv.key.slice(PREFIX.length);
     const slash = rest.indexOf('/');

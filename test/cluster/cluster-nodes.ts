@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMain } from '../helpers/main-process.js';
 
@@ -17,11 +17,13 @@ export async function startNode(
   ttlSeconds: number,
 ): Promise<ClusterNode> {
   const home = join(dir, id);
-  mkdirSync(home, { recursive: true });
+  mkdirSync(join(home, 'config'), { recursive: true });
+  // In the file, not the env, so that a reload may move it (the config API refuses to change env keys).
+  const file = join(home, 'config', 'config.json');
+  if (!existsSync(file)) writeFileSync(file, JSON.stringify({ address: '127.0.0.1:0' }));
   const run = startMain(
     {
       CORE_ID: id,
-      CORE_ADDRESS: '127.0.0.1:0',
       CORE_API_AUTH_ENABLE: 'false',
       CORE_DB_DIR: join(home, 'db'),
       CORE_STORAGE_DISK_DIR: join(home, 'data'),

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startNode, type ClusterNode } from './cluster-nodes.js';
 import { DuplicateChecker, encodersByProcess, marker } from './encoder-census.js';
-import { EtcdMembers } from './etcd-members.js';
+import { EtcdMembers, freePort } from './etcd-members.js';
 
 /** The issue's target: a dead node's processes run elsewhere within this (lease time + start). */
 const FAILOVER_TARGET_MS = 15_000;
@@ -38,7 +38,7 @@ interface Answer {
   state?: string;
   hello?: number;
   leader?: { id: string };
-  nodes?: { id: string; status: string }[];
+  nodes?: { id: string; status: string; address: string }[];
 }
 
 async function call(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: Answer }> {
@@ -185,6 +185,26 @@ describe('a streamcore cluster on etcd', () => {
     assert.match(await followed.text(), /#EXTM3U/);
     const missing = await fetch(`${other.url}/memfs/nowhere.m3u8`, { redirect: 'manual' });
     assert.equal(missing.status, 404);
+  });
+
+  it('advertises the new address of a node whose reload moved its listener', async () => {
+    const moving = nodes.get('c')!;
+    const port = await freePort();
+    const moved = `http://127.0.0.1:${port}`;
+    assert.equal(
+      (await call(`${moving.url}/api/v3/config`, 'PUT', { version: 3, address: `127.0.0.1:${port}` })).status,
+      200,
+    );
+    assert.equal((await call(`${moving.url}/api/v3/config/reload`)).status, 200);
+    nodes.set('c', { ...moving, url: moved });
+    await until('node c at its new address on every node', 10_000, async () => {
+      const answers = await Promise.all(
+        live().map(async (node) => (await call(`${node.url}/api/v3/cluster`)).json),
+      );
+      return answers.every((json) => json.nodes?.find((node) => node.id === 'c')?.address === moved)
+        ? answers
+        : undefined;
+    });
   });
 
   it('runs the processes of a node killed with SIGKILL elsewhere within the target', async (t) => {

@@ -208,6 +208,8 @@ describe('config API (v16 layout)', () => {
       'ffmpeg.access.output.paths': ['/'],
       'events.webhooks': [{ url: 'http://hooks.example/', events: [], secret: 'a secret of the intruder' }],
       'events.allow_loopback_webhooks': true,
+      'cluster.etcd.endpoints': ['http://etcd.intruder.example:2379'],
+      'cluster.advertise_address': 'http://node.intruder.example',
     };
     let body: Record<string, unknown> = { version: 3 };
     for (const [path, value] of Object.entries(changes)) {

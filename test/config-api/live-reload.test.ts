@@ -248,6 +248,25 @@ describe('config reload: settings take effect while processes keep running', () 
     assert.equal((await waitForState(server, 'keeps-running', 'running')).pid, pid);
     assert.ok(isAlive(pid));
   });
+
+  it('names changed cluster keys in the log as waiting for the next start, with why', async () => {
+    const file = join(server.dir, 'config.json');
+    const json = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    // The file as the test before left it names a router directory that is gone.
+    delete json.router;
+    await writeFile(file, JSON.stringify({ ...json, cluster: { lease_ttl_sec: 20 } }));
+    assert.equal(await ok(server, 'GET', '/config/reload'), 'OK');
+    const lines = await ok<string[]>(server, 'GET', '/log');
+    assert.ok(
+      lines.some(
+        (line) =>
+          line.includes('take effect at the next start') &&
+          line.includes('cluster.lease_ttl_sec (the node joins its cluster at start'),
+      ),
+      lines.filter((line) => line.includes('configuration reloaded')).join('\n'),
+    );
+    assert.equal(server.config.cluster.lease_ttl_sec, 8);
+  });
 });
 
 /** A TCP port nothing listens on now (bound and let go). */
