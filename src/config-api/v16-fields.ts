@@ -63,6 +63,9 @@ const SIGNS_TOKENS = 'it signs every token: whoever chooses it can make tokens o
 const ADDS_LOGINS =
   'it decides who may log in: a tenant of their own would keep a token holder in after a password change';
 
+const MOUNTS_BUCKETS =
+  'it decides which servers the server connects to with which keys, and what it serves and lets encoders write';
+
 const PORT: IntRange = { min: 0, max: 65_535, why: 'a TCP or UDP port' };
 
 const NO_HTTPS = 'streamcore serves HTTP only; terminate TLS in a proxy in front of it';
@@ -124,7 +127,7 @@ export const V16_FIELDS: readonly V16Field[] = [
   mapped('storage.memory.auth.password', 'string', { secret: true }),
   mapped('storage.memory.max_size_mbytes', 'int'),
   mapped('storage.memory.purge', 'bool'),
-  stored('storage.s3', 'objects', [], { refuse: 'S3 storage is not implemented by streamcore' }),
+  mapped('storage.s3', 'objects', { secret: true, fileOnly: MOUNTS_BUCKETS }),
   mapped('storage.cors.origins', 'strings'),
   mapped('rtmp.enable', 'bool'),
   mapped('rtmp.enable_tls', 'bool'),

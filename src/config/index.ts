@@ -1,4 +1,5 @@
-export type { Auth0Tenant, Config, SandboxMode } from './schema.js';
+export type { Auth0Tenant, Config, S3Storage, SandboxMode } from './schema.js';
+export { S3_NAME } from './s3-storages.js';
 export { defaultConfig, SANDBOX_MODES } from './schema.js';
 export { KEYS, type ConfigKey } from './keys.js';
 export { rangeProblem, type IntRange } from './int-range.js';

@@ -6,7 +6,7 @@
 import type { IntRange } from './int-range.js';
 
 /** `patterns`: a list like `list`, but env values split on white space only (expressions hold commas). */
-export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants';
+export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants' | 's3';
 
 export interface ConfigKey {
   readonly path: string;
@@ -183,6 +183,8 @@ export const KEYS: readonly ConfigKey[] = [
   ),
   key('storage.memory.purge', 'CORE_STORAGE_MEMORY_PURGE', 'bool'),
   key('storage.cors.origins', 'CORE_STORAGE_CORS_ORIGINS', 'list'),
+  // Holds access keys and passwords: never printed.
+  key('storage.s3', 'CORE_STORAGE_S3', 's3', true),
   key('ffmpeg.binary', 'CORE_FFMPEG_BINARY', 'string'),
   int('ffmpeg.max_processes', 'CORE_FFMPEG_MAXPROCESSES', {
     min: 0,

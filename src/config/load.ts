@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
+import { parseS3StoragesEnv, readS3Storage } from './s3-storages.js';
 import { rangeProblem } from './int-range.js';
 import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
@@ -213,6 +214,16 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       }
       return { value: tenants };
     }
+    case 's3': {
+      if (!Array.isArray(value)) return { problem: 'must be an array of S3 storage objects' };
+      const storages = [];
+      for (const [index, item] of value.entries()) {
+        const storage = readS3Storage(item);
+        if (typeof storage === 'string') return { problem: `item ${index}: ${storage}` };
+        storages.push(storage);
+      }
+      return { value: storages };
+    }
   }
 }
 
@@ -225,7 +236,8 @@ function checkRange(configKey: ConfigKey, value: number): Checked {
 /** `metrics.interval_sec: …` → `metrics.interval_sec (env CORE_METRICS_INTERVAL_SECONDS): …` when set by env. */
 function nameEnvSource(problem: string, fromEnv: ReadonlyMap<string, string>): string {
   const colon = problem.indexOf(':');
-  const envName = fromEnv.get(problem.slice(0, colon));
+  // `storage.s3[1].name: …` names the key `storage.s3`.
+  const envName = fromEnv.get(problem.slice(0, colon).replace(/\[.*$/, ''));
   return envName === undefined
     ? problem
     : `${problem.slice(0, colon)} (env ${envName})${problem.slice(colon)}`;
@@ -260,6 +272,10 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
     case 'tenants': {
       const parsed = parseTenantsEnv(raw);
       return 'problem' in parsed ? parsed : { value: parsed.tenants };
+    }
+    case 's3': {
+      const parsed = parseS3StoragesEnv(raw);
+      return 'problem' in parsed ? parsed : { value: parsed.storages };
     }
   }
 }

@@ -16,6 +16,23 @@ export interface Auth0Tenant {
   jwks_url?: string;
 }
 
+/** One S3 filesystem (docs/storage.md#s3-filesystems), in the reference's shape (`config/value/s3.go`). */
+export interface S3Storage {
+  /** API name (`/api/v3/fs/<name>`, `{fs:<name>}`), `[A-Za-z0-9_-]+`. */
+  name: string;
+  /** URL path it is served at, e.g. `/s3`. */
+  mountpoint: string;
+  /** Basic auth for writes and deletes through the mountpoint. */
+  auth: { enable: boolean; username: string; password: string };
+  /** `host` or `host:port`, without scheme. */
+  endpoint: string;
+  access_key_id: string;
+  secret_access_key: string;
+  bucket: string;
+  region: string;
+  use_ssl: boolean;
+}
+
 /** Values of `ffmpeg.sandbox`. */
 export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -112,6 +129,7 @@ export interface Config {
       purge: boolean;
     };
     cors: { origins: string[] };
+    s3: S3Storage[];
   };
   ffmpeg: {
     binary: string;
@@ -217,6 +235,7 @@ export function defaultConfig(): Config {
       disk: { dir: './data', max_size_mbytes: 0 },
       memory: { auth: { enable: true, username: 'admin', password: '' }, max_size_mbytes: 0, purge: false },
       cors: { origins: ['*'] },
+      s3: [],
     },
     ffmpeg: {
       binary: 'ffmpeg',

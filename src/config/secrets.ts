@@ -14,5 +14,6 @@ export function configSecrets(config: Config): string[] {
     memory.password,
     prometheus.bearer_token,
     prometheus.password,
+    ...config.storage.s3.flatMap((s3) => [s3.secret_access_key, s3.auth.password]),
   ].filter((secret) => secret !== '');
 }

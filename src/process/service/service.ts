@@ -50,7 +50,12 @@ export interface ProcessServiceDeps {
   procRoot: string;
   /** Logical CPUs of the machine. */
   cpus: number;
-  filesystems: { disk: Filesystem & { readonly root: string }; mem: Filesystem };
+  filesystems: {
+    disk: Filesystem & { readonly root: string };
+    mem: Filesystem;
+    /** The S3 filesystems: `{fs:<name>}` is `<base URL><mount>`, and cleanup rules name them. */
+    s3?: ReadonlyArray<Filesystem & { readonly mount: string }>;
+  };
   /** Placeholders with parameters from other modules (`{rtmp,name=…}` from the ingest servers). */
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
   /** Secrets besides the memfs password that must not show in reports (`rtmp.token`). */
@@ -96,9 +101,13 @@ export class ProcessService {
   private constructor(private readonly deps: ProcessServiceDeps) {
     // `{memfs}` until the server listens and its address is known.
     const memfs = 'http://127.0.0.1/memfs';
-    this.values = { diskfs: deps.filesystems.disk.root, memfs, templates: deps.templates };
+    const s3 = Object.fromEntries(
+      (deps.filesystems.s3 ?? []).map((fs) => [fs.name, `http://127.0.0.1${fs.mount}`]),
+    );
+    this.values = { diskfs: deps.filesystems.disk.root, memfs, s3, templates: deps.templates };
     this.mask = createCredentialMask([
       ...memfsSecrets(deps.config.storage.memory.auth),
+      ...deps.config.storage.s3.flatMap((s3) => [s3.secret_access_key, ...memfsSecrets(s3.auth)]),
       ...(deps.secrets ?? []),
     ]);
     this.access = new EncoderAccess({
@@ -106,6 +115,7 @@ export class ProcessService {
       diskRoot: deps.filesystems.disk.root,
       configFile: deps.configFile,
       memfsUrl: () => this.values.memfs,
+      s3Url: (name) => this.values.s3?.[name] ?? '',
     });
     const record = (entry: ProcessEntry): ProcessRecord => ({
       config: entry.config,
@@ -159,7 +169,10 @@ export class ProcessService {
 
   /** After the server listens: learn the memfs URL, probe the encoder, start what was running. */
   async start(baseUrl: string): Promise<void> {
-    this.values = { ...this.values, memfs: memfsUrl(baseUrl) };
+    const s3 = Object.fromEntries(
+      (this.deps.filesystems.s3 ?? []).map((fs) => [fs.name, baseUrl + fs.mount]),
+    );
+    this.values = { ...this.values, memfs: memfsUrl(baseUrl), s3 };
     this.access.listening(baseUrl);
     this.encoder = await probeEncoder(this.deps.config.ffmpeg.binary, this.deps.spawn);
     if (this.encoder.version === '') {
