@@ -146,7 +146,7 @@ export class S3Filesystem implements MountedFilesystem {
   /**
    * Stores the body at `path`. Up to one part is read into memory and sent with one request
    * (kept in the cache when small); a longer body goes on as a multipart upload of bounded parts,
-   * never held whole. Whether the object existed is asked meanwhile, for 201 or 204.
+   * never held whole. Whether the object existed (201 or 204) is asked while the first part arrives.
    */
   async upload(path: string, upload: Upload): Promise<UploadResult> {
     if (path.endsWith('/')) throw new StorageError('INVALID_PATH', `${path} is a directory`);
@@ -161,6 +161,8 @@ export class S3Filesystem implements MountedFilesystem {
           );
     const contentType = contentTypeFor(path);
     const head = await readUpTo(upload.body, PART_BYTES);
+    // Answered before the object is written: asked after, it would see the new one.
+    const created = !(await existed);
     let bytes = head.bytes;
     let data: Buffer | undefined;
     if (head.ended) {
@@ -179,7 +181,7 @@ export class S3Filesystem implements MountedFilesystem {
       await this.options.bucket.putStream(key, Readable.from(counted(head.chunks, upload.body)), contentType);
     }
     this.listeners.notify(path, bytes);
-    return { created: !(await existed), bytes, ...(data === undefined ? {} : { data }) };
+    return { created, bytes, ...(data === undefined ? {} : { data }) };
   }
 
   /** Closes the endpoint's kept-alive connections. */
