@@ -97,7 +97,7 @@ describe('an S3 filesystem', () => {
       files.map((file) => [file.name, file.size_bytes]),
       [
         ['/dir/b.ts', 3000],
-        ['/dir/a.m3u8', 26],
+        ['/dir/a.m3u8', 25],
       ],
     );
     assert.ok(files.every((file) => Math.abs(file.last_modified - Date.now() / 1000) < 120));
