@@ -257,12 +257,12 @@ function isNotFound(error: unknown): boolean {
   return error.$metadata.httpStatusCode === 404 || error.name === 'NoSuchKey' || error.name === 'NotFound';
 }
 
+/**
+ * Our own time-out, or the SDK handler's connection and socket time-outs ("timed out"). Not the
+ * SDK's error name: it calls a reset connection a `TimeoutError` too.
+ */
 function isTimeout(error: unknown): boolean {
-  const err = error as { name?: string; code?: string };
-  return (
-    err.name === 'TimeoutError' ||
-    err.name === 'AbortError' ||
-    err.code === 'ETIMEDOUT' ||
-    (err.code === 'ECONNRESET' && /timeout/i.test(String((error as Error).message)))
-  );
+  if (error instanceof TimeoutError) return true;
+  const err = error as { code?: string; message?: string };
+  return err.code === 'ETIMEDOUT' || /timed out/i.test(err.message ?? '');
 }

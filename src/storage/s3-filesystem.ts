@@ -167,8 +167,11 @@ export class S3Filesystem implements MountedFilesystem {
     let data: Buffer | undefined;
     if (head.ended) {
       data = Buffer.concat(head.chunks, head.bytes);
+      this.options.cache.delete(cacheKey);
       await this.options.bucket.put(key, data, contentType);
-      this.options.cache.set(cacheKey, { data, lastModifiedMs: this.options.now() }, CACHE_TTL_MS);
+      if (data.length <= CACHEABLE_BYTES) {
+        this.options.cache.set(cacheKey, { data, lastModifiedMs: this.options.now() }, CACHE_TTL_MS);
+      }
     } else {
       this.options.cache.delete(cacheKey);
       const counted = async function* (chunks: Buffer[], rest: Readable): AsyncGenerator<Buffer> {

@@ -30,7 +30,11 @@ export async function startS3Endpoint(): Promise<S3Endpoint> {
   });
   const exited = new Promise<never>((_resolve, reject) => {
     moto.once('error', (error) =>
-      reject(new Error(`moto_server could not be started (is the moto Python package installed?): ${error.message}`)),
+      reject(
+        new Error(
+          `moto_server could not be started (is the moto Python package installed?): ${error.message}`,
+        ),
+      ),
     );
     moto.once('exit', (code) => reject(new Error(`moto_server exited with ${code}`)));
   });
@@ -90,7 +94,12 @@ function connectTo(port: number): Socket {
   return socket;
 }
 
-async function stopAll(relay: Server, sockets: Set<Socket>, moto: ChildProcess, direct: S3Client): Promise<void> {
+async function stopAll(
+  relay: Server,
+  sockets: Set<Socket>,
+  moto: ChildProcess,
+  direct: S3Client,
+): Promise<void> {
   direct.destroy();
   for (const socket of sockets) socket.destroy();
   await new Promise<void>((resolve) => relay.close(() => resolve()));
@@ -121,7 +130,8 @@ async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
       await answer.arrayBuffer();
       return;
     } catch (error) {
-      if (Date.now() > until) throw new Error(`${url} did not answer within ${timeoutMs} ms: ${String(error)}`);
+      if (Date.now() > until)
+        throw new Error(`${url} did not answer within ${timeoutMs} ms: ${String(error)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

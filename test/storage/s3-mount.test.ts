@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { GetObjectCommand, ListBucketsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startS3Endpoint, type S3Endpoint } from '../helpers/s3-endpoint.js';
 
@@ -135,13 +140,136 @@ describe('an S3 filesystem', () => {
     const head = await fetch(`${server.url}/s3/live/x.ts`, { method: 'HEAD' });
     assert.equal(head.headers.get('content-length'), '7');
     assert.equal((await fetch(`${server.url}/s3/live/x.ts`, { method: 'DELETE' })).status, 401);
-    const gone = await fetch(`${server.url}/s3/live/x.ts`, { method: 'DELETE', headers: { authorization: basic } });
+    const gone = await fetch(`${server.url}/s3/live/x.ts`, {
+      method: 'DELETE',
+      headers: { authorization: basic },
+    });
     assert.equal(gone.status, 200);
     assert.equal((await fetch(`${server.url}/s3/live/x.ts`)).status, 404);
-    const listing = await s3.direct.send(new ListObjectsV2Command({ Bucket: 'media-bucket', Prefix: 'live/' }));
+    const listing = await s3.direct.send(
+      new ListObjectsV2Command({ Bucket: 'media-bucket', Prefix: 'live/' }),
+    );
     assert.equal(listing.KeyCount ?? 0, 0);
     // Paths outside the mount are the disk's as before.
     assert.equal((await fetch(`${server.url}/s3x/file`)).status, 404);
     assert.equal((await fetch(`${server.url}/nowhere`, { method: 'PUT', body: 'x' })).status, 404);
+  });
+
+  it('answers viewers of one segment or playlist from memory, not with one S3 request each', async () => {
+    const segment = Buffer.alloc(200_000, 3);
+    const put = await fetch(`${server.url}/s3/cache/seg1.ts`, {
+      method: 'PUT',
+      body: segment,
+      headers: { authorization: basic },
+    });
+    assert.equal(put.status, 201);
+    let before = s3.upstreamBytes();
+    const reads = await Promise.all(
+      Array.from({ length: 50 }, async () =>
+        Buffer.from(await (await fetch(`${server.url}/s3/cache/seg1.ts`)).arrayBuffer()),
+      ),
+    );
+    assert.ok(reads.every((read) => read.equals(segment)));
+    assert.ok(
+      s3.upstreamBytes() - before < 2000,
+      `written through: ${s3.upstreamBytes() - before} bytes asked of S3`,
+    );
+
+    // Written by someone else: the first viewer's request reads it, the others share it.
+    await s3.direct.send(
+      new PutObjectCommand({ Bucket: 'media-bucket', Key: 'cache/seg2.ts', Body: segment }),
+    );
+    before = s3.upstreamBytes();
+    const shared = await Promise.all(
+      Array.from({ length: 50 }, async () => (await fetch(`${server.url}/s3/cache/seg2.ts`)).arrayBuffer()),
+    );
+    assert.ok(shared.every((read) => read.byteLength === segment.length));
+    const asked = s3.upstreamBytes() - before;
+    assert.ok(asked < segment.length + 5000, `read through: ${asked} bytes asked of S3 for 50 viewers`);
+  });
+
+  it('answers 502 when the endpoint is down and 504 when it hangs, within a bound, while other filesystems go on', async () => {
+    await s3.direct.send(new PutObjectCommand({ Bucket: 'media-bucket', Key: 'cold/a.txt', Body: 'cold' }));
+    s3.setMode('down');
+    try {
+      let started = Date.now();
+      const down = await fetch(`${server.url}/s3/cold/a.txt`);
+      assert.equal(down.status, 502);
+      const envelope = (await down.json()) as { code: number; message: string; details: string[] };
+      assert.equal(envelope.code, 502);
+      assert.match(envelope.details.join(' '), /s3 filesystem "media": 127\.0\.0\.1:\d+/);
+      assert.ok(Date.now() - started < 3000, `502 after ${Date.now() - started} ms`);
+      assert.equal((await api('GET', '/fs/media')).status, 502);
+      const write = await fetch(`${server.url}/s3/cold/b.txt`, {
+        method: 'PUT',
+        body: 'x',
+        headers: { authorization: basic },
+      });
+      assert.equal(write.status, 502);
+
+      s3.setMode('silent');
+      started = Date.now();
+      const hung = fetch(`${server.url}/s3/cold/a.txt`);
+      // Meanwhile the disk and memory filesystems answer as ever.
+      const other = Date.now();
+      assert.equal((await api('GET', '/fs/mem')).status, 200);
+      assert.equal((await api('GET', '/fs/disk')).status, 200);
+      assert.ok(Date.now() - other < 1000, `other filesystems waited ${Date.now() - other} ms`);
+      const timedOut = await hung;
+      assert.equal(timedOut.status, 504);
+      assert.match(
+        ((await timedOut.json()) as { details: string[] }).details.join(' '),
+        /did not answer in time/,
+      );
+      assert.ok(Date.now() - started < 9000, `504 after ${Date.now() - started} ms`);
+    } finally {
+      s3.setMode('up');
+    }
+    const back = await fetch(`${server.url}/s3/cold/a.txt`);
+    assert.equal(back.status, 200);
+    assert.equal(await back.text(), 'cold');
+  });
+
+  it('answers 502 to an upload whose endpoint goes away mid-stream, and takes the next one', async () => {
+    let release: () => void = () => undefined;
+    const halfway = new Promise<void>((resolve) => (release = resolve));
+    const chunk = Buffer.alloc(1024 * 1024, 1);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === 12) {
+          release();
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        if (sent >= 24) return controller.close();
+        sent++;
+        controller.enqueue(chunk);
+      },
+    });
+    const started = Date.now();
+    const upload = fetch(`${server.url}/s3/mid/stream.bin`, {
+      method: 'PUT',
+      body,
+      headers: { authorization: basic },
+      duplex: 'half',
+    } as RequestInit);
+    await halfway;
+    s3.setMode('down');
+    try {
+      const answer = await upload.then(
+        (response) => response.status,
+        (error: Error) => error.message,
+      );
+      assert.equal(answer, 502);
+      assert.ok(Date.now() - started < 15_000, `answered after ${Date.now() - started} ms`);
+    } finally {
+      s3.setMode('up');
+    }
+    const next = await fetch(`${server.url}/s3/mid/next.txt`, {
+      method: 'PUT',
+      body: 'ok',
+      headers: { authorization: basic },
+    });
+    assert.equal(next.status, 201);
   });
 });
