@@ -26,6 +26,11 @@ export interface Filesystem {
    * rule's pattern, instead of listing everything once.
    */
   readonly remote?: boolean;
+  /**
+   * Resolves once the writes under way have finished (S3: a body received may still be on its
+   * way to the bucket), so that a purge after an encoder's end sees its last files.
+   */
+  settled?(): Promise<void>;
   /** Files matching a glob (`*` within a path segment, `**` across segments); all files without one. */
   list(glob?: string): Promise<FileInfo[]>;
   /** Deletes one file; resolves false when it did not exist. */

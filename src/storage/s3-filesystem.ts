@@ -50,6 +50,7 @@ export class S3Filesystem implements MountedFilesystem {
   private lastUsage = { usage_bytes: 0, files: 0, limit_bytes: -1 };
   private usageAtMs = Number.NEGATIVE_INFINITY;
   private usageRefresh: Promise<void> | undefined;
+  private readonly uploading = new Set<Promise<unknown>>();
 
   constructor(private readonly options: S3FilesystemOptions) {
     this.name = options.storage.name;
@@ -148,7 +149,21 @@ export class S3Filesystem implements MountedFilesystem {
    * (kept in the cache when small); a longer body goes on as a multipart upload of bounded parts,
    * never held whole. Whether the object existed (201 or 204) is asked while the first part arrives.
    */
-  async upload(path: string, upload: Upload): Promise<UploadResult> {
+  upload(path: string, upload: Upload): Promise<UploadResult> {
+    const running = this.store(path, upload);
+    this.uploading.add(running);
+    void running.then(
+      () => this.uploading.delete(running),
+      () => this.uploading.delete(running),
+    );
+    return running;
+  }
+
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.uploading]);
+  }
+
+  private async store(path: string, upload: Upload): Promise<UploadResult> {
     if (path.endsWith('/')) throw new StorageError('INVALID_PATH', `${path} is a directory`);
     const key = keyOf(path);
     const cacheKey = this.cacheKey(key);

@@ -119,6 +119,7 @@ export async function purgeFiles(rules: CompiledRule[], filesystems: Filesystems
   for (const [name, fs] of namedFilesystems(filesystems)) {
     const own = rules.filter((rule) => rule.fs === name && rule.purgeOnDelete);
     if (own.length === 0) continue;
+    await fs.settled?.();
     const files = await candidates(fs, own);
     for (const file of files) {
       if (own.some((rule) => rule.glob.matches(file.name)) && (await fs.remove(file.name))) deleted++;

@@ -328,6 +328,7 @@ export class ProcessService {
       return validateProcessConfig(config, own, {
         access: (resolved, written) => this.access.check(resolved, written),
         lookup,
+        s3Names: Object.keys(this.values.s3 ?? {}),
       });
     });
     for (const { config, stored } of loaded) {
