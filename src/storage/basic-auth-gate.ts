@@ -83,7 +83,7 @@ export class BasicAuthGate {
     if (decision === 'out-of-scope') {
       throw new ApiError(
         'FORBIDDEN',
-        `this encoder's ${this.labels.realm} credential may write only the paths its outputs name, not ${path ?? 'this path'}`,
+        `this encoder's ${this.labels.realm} credential may write only the ${this.labels.realm} paths its outputs name, not ${path ?? 'this path'}`,
       );
     }
     this.deps.throttle.recordFailure(address, given.username);
