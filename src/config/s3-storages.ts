@@ -141,8 +141,9 @@ export function s3StorageProblems(storages: readonly S3Storage[]): string[] {
       problems.push(`${at}.name: "${storage.name}" is the name of a built-in filesystem`);
     else if (names.has(storage.name)) problems.push(`${at}.name: "${storage.name}" is already in use`);
     names.add(storage.name);
-    problems.push(...mountpointProblems(at, storage.mountpoint, mounts));
-    mounts.add(storage.mountpoint.replace(/\/+$/, ''));
+    const mountProblems = mountpointProblems(at, storage.mountpoint, mounts);
+    problems.push(...mountProblems);
+    if (mountProblems.length === 0) mounts.add(storage.mountpoint.replace(/\/+$/, ''));
     if (storage.endpoint === '') problems.push(`${at}.endpoint: required (host or host:port)`);
     else if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(storage.endpoint))
       problems.push(
