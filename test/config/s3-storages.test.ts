@@ -79,7 +79,7 @@ describe('storage.s3 (docs/storage.md#s3-filesystems)', () => {
           auth: { enable: true, username: '', password: '' },
         },
         { ...ENTRY, mountpoint: '/' },
-        { ...ENTRY, mountpoint: '/other' },
+        { ...ENTRY, mountpoint: '/s3/deeper/more' },
       ]),
       [
         'storage.s3[0].name: required',
@@ -91,10 +91,10 @@ describe('storage.s3 (docs/storage.md#s3-filesystems)', () => {
         'storage.s3[1].endpoint: must be host or host:port without scheme or path, got "http://host/x"',
         'storage.s3[1].bucket: must be 3 to 63 lower-case letters, digits, dots or hyphens, got "Bad_Bucket"',
         'storage.s3[2].name: must match ^[A-Za-z0-9_-]+$, got "a.b"',
-        'storage.s3[2].mountpoint: "/s3/deeper" overlaps the mountpoint "/s3" of another S3 filesystem',
         'storage.s3[2].auth: enabled, but neither username nor password is set',
         'storage.s3[3].mountpoint: "/" belongs to the disk filesystem',
         'storage.s3[4].name: "media" is already in use',
+        'storage.s3[4].mountpoint: "/s3/deeper/more" overlaps the mountpoint "/s3/deeper" of another S3 filesystem',
       ],
     );
   });
