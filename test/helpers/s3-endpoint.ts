@@ -19,6 +19,8 @@ export interface S3Endpoint {
   readonly direct: S3Client;
   /** Bytes moto answered through the relay since the start. */
   upstreamBytes(): number;
+  /** Requests moto answered since the start (its request log), through the relay or not. */
+  requests(): number;
   setMode(mode: 'up' | 'down' | 'silent'): void;
   stop(): Promise<void>;
 }
@@ -39,6 +41,11 @@ export async function startS3Endpoint(): Promise<S3Endpoint> {
     moto.once('exit', (code) => reject(new Error(`moto_server exited with ${code}`)));
   });
   exited.catch(() => undefined);
+  // Read, or moto blocks once the pipe is full; each answered request is one log line.
+  let requests = 0;
+  moto.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    requests += text.match(/"(?:GET|PUT|HEAD|POST|DELETE) /g)?.length ?? 0;
+  });
   await Promise.race([waitForHttp(`http://127.0.0.1:${motoPort}/`, 20_000), exited]);
 
   let mode: 'up' | 'down' | 'silent' = 'up';
@@ -80,6 +87,7 @@ export async function startS3Endpoint(): Promise<S3Endpoint> {
     ...credentials,
     direct,
     upstreamBytes: () => bytes,
+    requests: () => requests,
     setMode(next) {
       mode = next;
       if (next !== 'up') for (const socket of sockets) socket.destroy();
