@@ -252,7 +252,7 @@ describe('an S3 filesystem', () => {
       body,
       headers: { authorization: basic },
       duplex: 'half',
-    } as RequestInit);
+    });
     await halfway;
     s3.setMode('down');
     try {
