@@ -76,14 +76,17 @@ export class S3Filesystem implements MountedFilesystem {
     const key = keyOf(path);
     this.options.cache.delete(this.cacheKey(key));
     // S3 answers a delete of a missing key like any other; the API answers 404 for it.
-    if ((await this.options.bucket.head(key)) === undefined) return false;
+    const info = await this.options.bucket.head(key);
+    if (info === undefined) return false;
     await this.options.bucket.remove(key);
+    this.countChange(-1, -info.sizeBytes);
     return true;
   }
 
   /**
-   * The last usage listed, at once: a collection tick never waits for the endpoint. A listing of
-   * the whole bucket starts in the background when the last one is older than a minute.
+   * The last usage listed, adjusted by the writes and deletes through the server since, at once:
+   * a collection tick never waits for the endpoint. A listing of the whole bucket starts in the
+   * background when the last one is older than a minute.
    */
   usage(): Promise<{ usage_bytes: number; files: number; limit_bytes: number }> {
     if (this.usageRefresh === undefined && this.options.now() - this.usageAtMs >= USAGE_REFRESH_MS) {
@@ -147,7 +150,8 @@ export class S3Filesystem implements MountedFilesystem {
   /**
    * Stores the body at `path`. Up to one part is read into memory and sent with one request
    * (kept in the cache when small); a longer body goes on as a multipart upload of bounded parts,
-   * never held whole. Whether the object existed (201 or 204) is asked while the first part arrives.
+   * never held whole. Whether the object existed (201 or 204, and its old size for the usage
+   * figures) is asked while the first part arrives.
    */
   upload(path: string, upload: Upload): Promise<UploadResult> {
     const running = this.store(path, upload);
@@ -167,17 +171,20 @@ export class S3Filesystem implements MountedFilesystem {
     if (path.endsWith('/')) throw new StorageError('INVALID_PATH', `${path} is a directory`);
     const key = keyOf(path);
     const cacheKey = this.cacheKey(key);
-    const existed =
-      this.options.cache.get(cacheKey) !== undefined
-        ? Promise.resolve(true)
+    const cached = this.options.cache.get(cacheKey);
+    // The size it had (for the usage figures), or undefined when it is new.
+    const previous: Promise<number | undefined> =
+      cached !== undefined
+        ? Promise.resolve(cached.data.length)
         : this.options.bucket.head(key).then(
-            (info) => info !== undefined,
-            () => false,
+            (info) => info?.sizeBytes,
+            () => undefined,
           );
     const contentType = contentTypeFor(path);
     const head = await readUpTo(upload.body, PART_BYTES);
     // Answered before the object is written: asked after, it would see the new one.
-    const created = !(await existed);
+    const previousBytes = await previous;
+    const created = previousBytes === undefined;
     let bytes = head.bytes;
     let data: Buffer | undefined;
     if (head.ended) {
@@ -198,8 +205,19 @@ export class S3Filesystem implements MountedFilesystem {
       };
       await this.options.bucket.putStream(key, Readable.from(counted(head.chunks, upload.body)), contentType);
     }
+    this.countChange(created ? 1 : 0, bytes - (previousBytes ?? 0));
     this.listeners.notify(path, bytes);
     return { created, bytes, ...(data === undefined ? {} : { data }) };
+  }
+
+  /** Keeps the usage figures current between listings with what went through the server. */
+  private countChange(files: number, bytes: number): void {
+    const usage = this.lastUsage;
+    this.lastUsage = {
+      usage_bytes: Math.max(0, usage.usage_bytes + bytes),
+      files: Math.max(0, usage.files + files),
+      limit_bytes: -1,
+    };
   }
 
   /** Closes the endpoint's kept-alive connections. */

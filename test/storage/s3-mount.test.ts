@@ -26,7 +26,10 @@ describe('an S3 filesystem', () => {
     s3 = await startS3Endpoint();
     const [region, endpoint] = ['us-east-1', s3.endpoint];
     server = await startServer({
-      config: { api: { auth: { enable: true, username: 'admin', password: 'admin-password-29' } } },
+      config: {
+        api: { auth: { enable: true, username: 'admin', password: 'admin-password-29' } },
+        metrics: { enable: true, interval_sec: 1, range_sec: 60 },
+      },
       env: {
         // `us-east-1.127.0.0.1:<port>`: a host WHATWG URL refuses, which the reference's parser takes.
         CORE_STORAGE_S3:
@@ -115,6 +118,31 @@ describe('an S3 filesystem', () => {
     assert.equal((await api('DELETE', '/fs/media/top.txt')).status, 404);
     assert.equal((await api('GET', '/fs/media/top.txt')).status, 404);
     assert.equal((await api('GET', '/fs/nothing/x')).status, 404);
+  });
+
+  it('reports filesystem_* with its name, following the writes through the server', async () => {
+    const latest = async (name: string): Promise<number | undefined> => {
+      const answer = await api('POST', '/metrics', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metrics: [{ name, labels: { name: '^media$' } }] }),
+      });
+      const body = (await answer.json()) as { metrics: { values: [number, number][] }[] };
+      return body.metrics[0]?.values.at(-1)?.[1];
+    };
+    assert.equal((await api('PUT', '/fs/media/metrics/one.bin', { body: Buffer.alloc(5000) })).status, 201);
+    const deadline = Date.now() + 15_000;
+    let files: number | undefined;
+    let bytes: number | undefined;
+    // dir/a.m3u8 (25 bytes), dir/b.ts (3000) and metrics/one.bin (5000).
+    while (Date.now() < deadline && !(files === 3 && bytes === 8025)) {
+      files = await latest('filesystem_files');
+      bytes = await latest('filesystem_usage');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(files, 3);
+    assert.equal(bytes, 8025);
+    assert.equal(await latest('filesystem_limit'), -1);
+    assert.equal((await api('DELETE', '/fs/media/metrics/one.bin')).status, 200);
   });
 
   it('serves the mountpoint: reads for anyone, writes and deletes with its basic auth', async () => {
