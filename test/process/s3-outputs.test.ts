@@ -19,6 +19,8 @@ describe('an encoder writing HLS into an S3 filesystem', () => {
     s3 = await startS3Endpoint();
     server = await startServer({
       config: {
+        // The viewer here is on loopback, which is not counted by default.
+        sessions: { ip_ignorelist: [] },
         storage: {
           s3: [
             {
@@ -73,6 +75,14 @@ describe('an encoder writing HLS into an S3 filesystem', () => {
     const segment = await firstHlsSegment(server, 's3cam', 's3hls', 30_000, '/s3');
     assert.ok(segment.length > 1000, `a segment of ${segment.length} bytes`);
     assert.equal(segment[0], 0x47, 'an MPEG-TS segment (sync byte)');
+    // The viewer is an HLS session like one of memfs.
+    const active = (await (await fetch(`${server.url}/api/v3/session/active?collectors=hls`)).json()) as {
+      hls: { local: string }[];
+    };
+    assert.deepEqual(
+      active.hls.map((session) => session.local),
+      ['/s3/s3cam.m3u8'],
+    );
 
     // Seven segments written: the first ones are gone from the bucket, at most the newest few stay.
     await waitFor(
