@@ -85,20 +85,30 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
     querystring: LIST_QUERY,
     responses: { 200: Type.Array(FileInfo), ...errors(...GUARDED, 400, 404, 502, 504) },
   },
-  'GET,PUT,DELETE /api/v3/fs/:name/*': {
-    summary: 'Read, write or delete a file of an S3 filesystem by its name; 404 for an unknown name',
+  'GET /api/v3/fs/:name/*': {
+    summary: 'Read a file of an S3 filesystem by its name (HEAD too); 404 for an unknown name',
+    tags: ['filesystem'],
+    security: BEARER,
+    params: NamedFilePath,
+    produces: ['*/*'],
+    responses: {
+      200: file,
+      206: file,
+      304: empty('not modified'),
+      ...errors(...GUARDED, 404, 416, 502, 504),
+    },
+  },
+  'PUT,DELETE /api/v3/fs/:name/*': {
+    summary: 'Write (PUT) or delete (DELETE) a file of an S3 filesystem by its name; 404 for an unknown name',
     tags: ['filesystem'],
     security: BEARER,
     params: NamedFilePath,
     consumes: ['*/*'],
-    produces: ['*/*'],
     responses: {
-      200: file,
+      200: opaque('Deleted: <path> (DELETE)'),
       201: empty('created'),
       204: empty('overwritten'),
-      206: file,
-      304: empty('not modified'),
-      ...errors(...GUARDED, 400, 404, 409, 413, 416, 502, 504, 507),
+      ...errors(...GUARDED, 400, 404, 409, 413, 502, 504, 507),
     },
   },
   'GET /memfs/*': {

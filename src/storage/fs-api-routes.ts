@@ -65,16 +65,20 @@ export async function registerFsApiRoutes(v3: FastifyInstance, options: FsApiOpt
       return filesystem;
     };
     scope.get('/fs/:name', (request) => listFiles(filesystemOf(request), request));
+    scope.get('/fs/:name/*', (request, reply) => {
+      const filesystem = filesystemOf(request);
+      return readOne(filesystem, `/fs/${filesystem.name}`, request, reply);
+    });
     scope.route({
-      method: ['GET', 'PUT', 'DELETE'],
+      method: ['PUT', 'DELETE'],
       url: '/fs/:name/*',
       preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
       handler: (request, reply) => {
         const filesystem = filesystemOf(request);
         const base = `/fs/${filesystem.name}`;
-        if (request.method === 'PUT') return writeOne(filesystem, base, request, reply, options.hooks);
-        if (request.method === 'DELETE') return deleteOne(filesystem, base, request, reply, options.hooks);
-        return readOne(filesystem, base, request, reply);
+        return request.method === 'PUT'
+          ? writeOne(filesystem, base, request, reply, options.hooks)
+          : deleteOne(filesystem, base, request, reply, options.hooks);
       },
     });
     done();

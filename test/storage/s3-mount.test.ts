@@ -109,6 +109,11 @@ describe('an S3 filesystem', () => {
       ],
     );
     assert.ok(files.every((file) => Math.abs(file.last_modified - Date.now() / 1000) < 120));
+    // core-client-go's calls: FilesystemList sends every parameter, FilesystemHasFile is a HEAD.
+    const asClient = await api('GET', '/fs/media?glob=&order=asc&sort=none');
+    assert.equal(((await asClient.json()) as unknown[]).length, 3);
+    assert.equal((await api('HEAD', '/fs/media/dir/b.ts')).status, 200);
+    assert.equal((await api('HEAD', '/fs/media/dir/none.ts')).status, 404);
     const badSort = await api('GET', '/fs/media?sort=weight');
     assert.equal(badSort.status, 400);
 
