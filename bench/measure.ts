@@ -1,6 +1,8 @@
-/** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning. */
+/** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning, ports. */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 
 /** USER_HZ on Linux: the unit of the CPU times in /proc/<pid>/stat. */
@@ -49,4 +51,27 @@ export function pinLoadAndServers(servers: ChildProcess[]): string {
   } catch (error) {
     return `not pinned: ${(error as Error).message}`;
   }
+}
+
+/** A loopback port that was free a moment ago (bound and closed), for a server that cannot take 0. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Whether `GET /ping` on the loopback port answers 200 (within a second). */
+export function pingOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/ping', timeout: 1000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
 }

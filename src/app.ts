@@ -3,16 +3,17 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
-import { createAuth } from './auth/index.js';
+import { createAuth, credentialsReloadStep } from './auth/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
 import { API_CONTRACTS } from './api-contracts.js';
-import { createHttpServer, type ApiDescription } from './http/index.js';
-import { Lifecycle } from './lifecycle/index.js';
-import { LogBuffer, registerLogRoutes } from './log/index.js';
+import { createHttpServer, HttpAddress, loopbackBaseUrl, type ApiDescription } from './http/index.js';
+import { Lifecycle, readAtUse } from './lifecycle/index.js';
+import { LogBuffer, logLevelReloadStep, registerLogRoutes } from './log/index.js';
 import { registerMetadataRoutes, SystemMetadata } from './metadata/index.js';
 import { registerProbeRoutes } from './probe/index.js';
+import { Router } from './router/index.js';
 import { assertWritableDir } from './persistence/writable-dir.js';
 import { removeStaleDirectories, removeStaleTemporaries } from './persistence/leftovers.js';
 import { type Collector, Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
@@ -31,6 +32,7 @@ import {
   ProcessService,
   registerEncoderGuard,
   registerProcessRoutes,
+  type Schedule,
   type SpawnFn,
 } from './process/index.js';
 
@@ -39,6 +41,8 @@ export interface AppDeps {
   logger: Logger;
   /** Wall clock in milliseconds; tests may shift it. */
   now?: () => number;
+  /** The process supervision's timers, on the clock of `now` (default the real ones); tests move it. */
+  schedule?: Schedule;
   /** Root of the proc filesystem the host collectors read; fixtures in tests. */
   procRoot?: string;
   /** Where the cgroups the host collectors read are mounted (default `/sys/fs/cgroup`); fixtures in tests. */
@@ -87,7 +91,7 @@ export interface App {
  * order (docs/architecture.md), which a split into helpers would hide.
  */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
-  const lifecycle = new Lifecycle();
+  const lifecycle = new Lifecycle<Config>();
   // Asked first, answered by the time the processes need it: setpriv and bwrap (each encoder
   // confined where the machine allows it, ffmpeg.sandbox) are probed while the server is built.
   const spawnForEncoders =
@@ -98,10 +102,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       : Promise.resolve(deps.spawn);
   // A refusal (ffmpeg.sandbox "on" without bubblewrap) is thrown where it is awaited, below.
   spawnForEncoders.catch(() => undefined);
-  const { server, description } = await createHttpServer(config, deps.logger, {
+  const { server, description, corsReload } = await createHttpServer(config, deps.logger, {
     contracts: API_CONTRACTS,
     inspectAnswer: deps.inspectAnswer,
   });
+  lifecycle.onReload(corsReload);
   const encoders = new EncoderRegistry({
     dir: join(config.db.dir, 'encoders'),
     procRoot: deps.procRoot ?? '/proc',
@@ -136,6 +141,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   await storage.registerMounts(server);
   lifecycle.onShutdown(() => storage.close());
   collectors.push(storage.collector);
+  // The filesystems and the memfs login read these from the running config at each write.
+  lifecycle.onReload(
+    readAtUse('storage', [
+      'storage.disk.max_size_mbytes',
+      'storage.memory.max_size_mbytes',
+      'storage.memory.purge',
+      'storage.memory.auth.username',
+      'storage.memory.auth.password',
+    ]),
+  );
+
+  // --- router: the UI build at /ui/ and router.routes, asked before the disk serves a path ---
+  const router = await Router.create(config, deps.logger);
+  storage.diskFallbacks.push(router.claim);
+  lifecycle.onReload(router.reloadStep);
 
   // --- auth: login routes and identity ---
   let configStore: ConfigStore | undefined;
@@ -148,6 +168,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Also guards every route under /api/v3 registered after this line, in whatever scope.
   await auth.register(server);
   lifecycle.onShutdown(() => auth.close());
+  lifecycle.onReload(credentialsReloadStep(config, (settings) => auth.applyCredentials(settings)));
+  lifecycle.onReload(logLevelReloadStep(deps.logger));
+  // Read from the running config by every request that needs them.
+  lifecycle.onReload(readAtUse('identity', ['name', 'host.name']));
+  // Read by each process's report on every line and run.
+  lifecycle.onReload(readAtUse('process logs', ['ffmpeg.log.max_lines', 'ffmpeg.log.max_history']));
 
   // --- skills: what the configured ffmpeg can do, learned once at start and on each reload ---
   const skills = new SkillsService({
@@ -189,11 +215,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     logger: deps.logger,
     spawn: encoders.wrap(encoderSpawn),
     now,
+    schedule: deps.schedule,
     procRoot: deps.procRoot ?? '/proc',
     cpus: availableParallelism(),
     filesystems: storage.filesystems,
     templates: ingest.placeholders,
-    secrets: [config.rtmp.token, config.srt.token, config.srt.passphrase],
+    localStreams: ingest.localStreams,
+    secrets: () => [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
     memfsGrants: storage.memfsGrants,
   });
@@ -201,6 +229,33 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   storage.mountHooks.push(processes.inputReadMeter);
   // After the server listens: {memfs} needs the base URL, and restored processes write into it.
   lifecycle.onListen((baseUrl) => processes.start(baseUrl));
+  // A reload of `address` moves the listener; processes started from then on write to the new one.
+  const httpAddress = new HttpAddress(config, {
+    http: server.server,
+    logger: deps.logger,
+    moved: (baseUrl) => processes.serverMoved(baseUrl),
+  });
+  lifecycle.onReload(httpAddress.reloadStep);
+  // After the ingest steps (registered before): `{rtmp}` and `{srt}` stand for the new listeners
+  // and tokens, and the new secrets are masked.
+  lifecycle.onReload({
+    name: 'placeholders',
+    keys: [
+      'rtmp.enable',
+      'rtmp.address',
+      'rtmp.app',
+      'rtmp.token',
+      'srt.enable',
+      'srt.address',
+      'srt.token',
+      'srt.passphrase',
+      // The secrets the processes' reports and commands mask.
+      'storage.memory.auth.username',
+      'storage.memory.auth.password',
+    ],
+    prepare: () => ({ commit: () => processes.placeholdersChanged(), abort: () => undefined }),
+  });
+  lifecycle.onFinal(() => httpAddress.close());
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.
   lifecycle.onShutdown(() => processes.shutdown());
 
@@ -215,10 +270,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       running: config,
       overrides,
       now,
-      apply: (next) => {
-        const nextStart = applyLive(next, {
+      apply: async (next) => {
+        const nextStart = await applyLive(next, {
           running: config,
-          applyCredentials: (settings) => auth.applyCredentials(settings),
+          steps: lifecycle.reloadable,
           logger: deps.logger,
         });
         for (const secret of configSecrets(config)) heldSecrets.add(secret);
@@ -284,9 +339,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       if (!config.api.auth.enable) warnAuthOff(deps.logger, config.address, address.narrowedToLoopback);
       const bound = server.server.address();
       if (bound === null || typeof bound === 'string') throw new Error('server is not listening on TCP');
-      const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-      const loopbackHost = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
-      const baseUrl = `http://${loopbackHost}:${bound.port}`;
+      const baseUrl = loopbackBaseUrl(bound);
       await lifecycle.runListen(baseUrl);
       return baseUrl;
     },

@@ -38,7 +38,7 @@ async function main(hooks: StartHooks): Promise<void> {
   const [{ buildApp }, { createServerLogger, LogBuffer }, { loadMallocTrimAddon, MallocTrimmer }] =
     await Promise.all([import('./app.js'), import('./log/index.js'), import('./malloc/index.js')]);
   const logBuffer = new LogBuffer(LOG_BUFFER_LINES);
-  const logger = createServerLogger(process.env.CORE_LOG_LEVEL ?? 'info', logBuffer);
+  const logger = createServerLogger(loaded.config.log.level, logBuffer);
 
   // A fault outside a request (a timer, a child's stream) is logged; it must not take down the
   // server and every encoder with it (docs/api.md#conventions).

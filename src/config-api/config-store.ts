@@ -10,6 +10,7 @@ import {
 import { ApiError } from '../http/index.js';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import type { ConfigAnswer } from './contract.js';
+import type { DeferredKey } from './live-apply.js';
 import { OWN_FILE_ONLY_FIELDS, V16_FIELDS } from './v16-fields.js';
 import { listenProblems } from './listen-check.js';
 import { openServerProblems } from './open-server.js';
@@ -26,10 +27,11 @@ export interface ConfigSource {
 }
 
 /**
- * Puts a reloaded configuration into effect in the running server; answers the key paths that
- * could not be applied while running (they take effect at the next start).
+ * Puts a reloaded configuration into effect in the running server; answers the keys that could
+ * not be applied while running (they take effect at the next start), or rejects with the 400 that
+ * says why nothing was applied.
  */
-export type ApplyConfig = (next: Config) => string[];
+export type ApplyConfig = (next: Config) => Promise<DeferredKey[]>;
 
 export interface ConfigStoreOptions {
   source: ConfigSource;
@@ -148,7 +150,7 @@ export class ConfigStore {
    * Reads the file and env again and puts them into effect. A file that no longer validates is
    * refused (400) and the running configuration stays. Answers the keys left for the next start.
    */
-  reload(): Promise<string[]> {
+  reload(): Promise<DeferredKey[]> {
     return this.serialize(async () => {
       const { source } = this.options;
       const problems: string[] = [];
@@ -157,7 +159,7 @@ export class ConfigStore {
       problems.push(...resolved.problems);
       if (read.created) problems.push(`config file ${source.file}: does not exist`);
       if (problems.length > 0) throw new ApiError('BAD_REQUEST', problems, { message: 'Invalid config' });
-      const nextStart = this.options.apply(resolved.config);
+      const nextStart = await this.options.apply(resolved.config);
       this.fileJson = read.json;
       this.effective = resolved.config;
       this.overrides = new Set(resolved.overrides);

@@ -1,55 +1,87 @@
 import type { Logger } from 'pino';
 import { getPath, KEYS, setPath, type Config } from '../config/index.js';
+import { ApiError } from '../http/index.js';
+import type { PreparedReload, ReloadStep } from '../lifecycle/index.js';
 
-/** The keys a reload puts into effect in the running server; every other change waits for a start. */
-export const LIVE_KEYS: readonly string[] = [
-  'name',
-  'host.name',
-  'api.auth.username',
-  'api.auth.password',
-  'api.auth.jwt.secret',
-];
+/** A key a reload could not put into effect while running, and why (named in the log). */
+export interface DeferredKey {
+  key: string;
+  why: string;
+}
 
-const CREDENTIAL_KEYS = new Set(['api.auth.username', 'api.auth.password', 'api.auth.jwt.secret']);
+/** Why a key no reload step owns waits for the next start (docs/configuration.md#what-a-reload-applies). */
+function whyAtStart(key: string): string {
+  if (/^(rtmp|srt|tls)\./.test(key)) return 'its listener is opened at start';
+  return SET_UP_AT_START[key] ?? 'read once at start';
+}
+
+/** Keys of the Restreamer UI's Settings that wait for the next start, and why. */
+const SET_UP_AT_START: Record<string, string> = {
+  'sessions.enable': 'the byte metering of every request is set up at start',
+  'storage.s3': 'the S3 filesystems are connected and mounted at start',
+  'storage.memory.auth.enable':
+    'encoders write memfs with a credential of their run only when it was on at their start: turned on, the running ones would be refused',
+};
 
 export interface LiveApplyDeps {
-  /** The configuration the server runs with; live keys are updated in it, in place. */
+  /** The configuration the server runs with; applied keys are updated in it, in place. */
   running: Config;
-  /** See `Auth.applyCredentials`. */
-  applyCredentials: (settings: Config['api']['auth']) => boolean;
+  /** The modules' reload steps (`Lifecycle.reloadable`), prepared in this order. */
+  steps: readonly ReloadStep<Config>[];
   logger: Logger;
 }
 
 /**
- * Puts a reloaded configuration into effect without stopping anything: processes, listeners and
- * sessions keep running. Changes of live keys take effect now; the others are kept for the next
- * start, named in the log (key names only: values may be secrets). Answers those keys.
+ * Puts a reloaded configuration into effect without stopping anything: processes and the
+ * connections of clients keep running. Every step owning a changed key prepares its part from
+ * `next`; when all could, the applied keys are written into the running config and all commit;
+ * when one cannot, the others are aborted, nothing changes, and a 400 names the key and the
+ * reason. Answers the changed keys that wait for the next start (logged by name, never value).
  */
-export function applyLive(next: Config, deps: LiveApplyDeps): string[] {
+export async function applyLive(next: Config, deps: LiveApplyDeps): Promise<DeferredKey[]> {
   const changed = KEYS.map((key) => key.path).filter(
     (path) => JSON.stringify(getPath(deps.running, path)) !== JSON.stringify(getPath(next, path)),
   );
-  const applied: string[] = [];
-  const nextStart: string[] = [];
-  const credentials = changed.filter((path) => CREDENTIAL_KEYS.has(path));
-  // All credential keys together or none: a new password with the old secret is a new key as well.
-  const credentialsApplied =
-    credentials.length > 0 && !changed.includes('api.auth.enable') && deps.applyCredentials(next.api.auth);
-  for (const path of changed) {
-    const live = CREDENTIAL_KEYS.has(path) ? credentialsApplied : LIVE_KEYS.includes(path);
-    if (!live) {
-      nextStart.push(path);
-      continue;
+  const affected = deps.steps.filter((step) => step.keys.some((key) => changed.includes(key)));
+  const prepared: { step: ReloadStep<Config>; change: PreparedReload }[] = [];
+  const problems: string[] = [];
+  for (const step of affected) {
+    try {
+      const mine = changed.filter((key) => step.keys.includes(key));
+      prepared.push({ step, change: await step.prepare(next, mine) });
+    } catch (error) {
+      problems.push(...problemsOf(error));
+      break;
     }
-    setPath(deps.running, path, structuredClone(getPath(next, path)));
-    applied.push(path);
   }
-  deps.logger.info({ applied, nextStart }, 'configuration reloaded');
-  if (nextStart.length > 0) {
+  if (problems.length > 0) {
+    for (const { change } of prepared) await change.abort();
+    deps.logger.warn({ problems }, 'configuration not reloaded: the running configuration stays');
+    throw new ApiError('BAD_REQUEST', problems, { message: 'Config not applied' });
+  }
+  const deferred: DeferredKey[] = prepared.flatMap(({ change }) => change.deferred ?? []);
+  const owned = new Set(deps.steps.flatMap((step) => step.keys));
+  for (const key of changed) {
+    if (!owned.has(key)) deferred.push({ key, why: whyAtStart(key) });
+  }
+  const applied = changed.filter((key) => !deferred.some((item) => item.key === key));
+  // Before the commits: what they put into effect reads the running config (`{rtmp}` of the
+  // processes resolved again, the limits read at use).
+  for (const key of applied) setPath(deps.running, key, structuredClone(getPath(next, key)));
+  for (const { change } of prepared) await change.commit();
+  deps.logger.info({ applied, nextStart: deferred.map((item) => item.key) }, 'configuration reloaded');
+  if (deferred.length > 0) {
     deps.logger.warn(
-      { keys: nextStart },
+      { keys: deferred.map(({ key, why }) => `${key} (${why})`) },
       'configuration reloaded: these keys take effect at the next start of the server',
     );
   }
-  return nextStart;
+  return deferred;
+}
+
+function problemsOf(error: unknown): string[] {
+  if (error instanceof Error && 'problems' in error && Array.isArray(error.problems)) {
+    return error.problems.map(String);
+  }
+  return [error instanceof Error ? error.message : String(error)];
 }

@@ -1,4 +1,4 @@
-import { getPath, isPlainObject, setPath, type Config } from '../config/index.js';
+import { getPath, isPlainObject, S3_SECRET_FIELDS, setPath, type Config } from '../config/index.js';
 
 /**
  * The secrets of `storage.s3` entries (docs/security.md, "What the config API cannot do"): answered
@@ -6,7 +6,7 @@ import { getPath, isPlainObject, setPath, type Config } from '../config/index.js
  * has (matched by name). No client needs to read an S3 secret key; the Restreamer UI sends the
  * section back unchanged.
  */
-const WITHHELD = ['secret_access_key', 'auth.password'] as const;
+const WITHHELD = S3_SECRET_FIELDS;
 
 /** `layout` with the S3 secrets blanked (changed in place). */
 export function withholdS3Secrets(layout: Record<string, unknown>): void {

@@ -1,4 +1,4 @@
-import type { Auth0Tenant } from './schema.js';
+import type { Auth0Tenant } from './declare-key.js';
 
 /**
  * Parses `CORE_API_AUTH_AUTH0_TENANTS` (docs/auth.md#identity-provider-tenants): a comma-separated list whose items are either

@@ -1,7 +1,14 @@
 export type { Auth0Tenant, Config, S3Storage, SandboxMode } from './schema.js';
-export { S3_NAME } from './s3-storages.js';
+export { S3_NAME, S3_SECRET_FIELDS } from './s3-storages.js';
 export { defaultConfig, SANDBOX_MODES } from './schema.js';
-export { KEYS, type ConfigKey } from './keys.js';
+export { DECLARED_KEYS, KEYS, type ConfigKey } from './keys.js';
+export {
+  isDeclaredKey,
+  type DeclaredKey,
+  type KeyDeclaration,
+  type KeyKind,
+  type V16Kind,
+} from './declare-key.js';
 export { rangeProblem, type IntRange } from './int-range.js';
 export {
   loadConfig,

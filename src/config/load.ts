@@ -10,7 +10,7 @@ import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
 import { defaultConfig, type Config } from './schema.js';
 import { validateConfig } from './validate.js';
-import { getPath, setPath } from './json-path.js';
+import { getPath, isPlainObject, setPath } from './json-path.js';
 
 export interface LoadedConfig {
   /** The effective configuration: defaults, then the file, then env vars; paths made absolute. */
@@ -123,6 +123,11 @@ export function resolveConfig(
       ? resolve(config.db.dir, 'metrics')
       : resolve(cwd, config.metrics.history.dir);
   config.storage.disk.dir = resolve(cwd, config.storage.disk.dir);
+  if (config.router.ui_path !== '') config.router.ui_path = resolve(cwd, config.router.ui_path);
+  // A `/path/*` route names a directory; the others name a URL path to redirect to.
+  for (const [route, target] of Object.entries(config.router.routes)) {
+    if (route.endsWith('/*') && target !== '') config.router.routes[route] = resolve(cwd, target);
+  }
   return { config, overrides: [...fromEnv.keys()], problems };
 }
 
@@ -204,6 +209,11 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       return Array.isArray(value) && value.every((item) => typeof item === 'string')
         ? { value }
         : { problem: 'must be an array of strings' };
+    case 'map':
+      // A copy: the loader makes its directories absolute, the file's spelling stays.
+      return isPlainObject(value) && Object.values(value).every((item) => typeof item === 'string')
+        ? { value: { ...value } }
+        : { problem: 'must be an object of strings' };
     case 'tenants': {
       if (!Array.isArray(value)) return { problem: 'must be an array of tenant objects' };
       const tenants = [];
@@ -269,6 +279,8 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       };
     case 'patterns':
       return { value: raw.split(/\s+/).filter((item) => item !== '') };
+    case 'map':
+      return { value: parseMapEnv(raw) };
     case 'tenants': {
       const parsed = parseTenantsEnv(raw);
       return 'problem' in parsed ? parsed : { value: parsed.tenants };
@@ -278,4 +290,20 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       return 'problem' in parsed ? parsed : { value: parsed.storages };
     }
   }
+}
+
+/**
+ * `CORE_ROUTER_ROUTES` as the reference reads it: entries separated by spaces, each split at its
+ * first `:` (`/:/ui/ /docs/*:/srv/docs`); an entry without one maps to `""`.
+ */
+function parseMapEnv(raw: string): Record<string, string> {
+  const entries = raw
+    .split(/\s+/)
+    .filter((entry) => entry !== '')
+    .map((entry): [string, string] => {
+      const colon = entry.indexOf(':');
+      return colon === -1 ? [entry, ''] : [entry.slice(0, colon), entry.slice(colon + 1)];
+    });
+  // fromEntries defines each key as the object's own, `__proto__` included.
+  return Object.fromEntries(entries);
 }

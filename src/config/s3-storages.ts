@@ -1,3 +1,4 @@
+import { getPath } from './json-path.js';
 import type { S3Storage } from './schema.js';
 
 /**
@@ -75,6 +76,14 @@ function decodePercent(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The fields of an entry that hold secrets (dotted paths inside it). */
+export const S3_SECRET_FIELDS = ['secret_access_key', 'auth.password'] as const;
+
+/** The secrets inside S3 filesystem entries: what the server's log must never show. */
+export function s3StorageSecrets(storages: readonly S3Storage[]): string[] {
+  return storages.flatMap((storage) => S3_SECRET_FIELDS.map((field) => String(getPath(storage, field))));
 }
 
 /** One `storage.s3` entry as read from the file; the reference's defaults for what is left out. */

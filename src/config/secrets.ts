@@ -1,19 +1,15 @@
+import { getPath } from './json-path.js';
+import { KEYS } from './keys.js';
+import { s3StorageSecrets } from './s3-storages.js';
 import type { Config } from './schema.js';
 
 /**
- * The secrets a configuration holds, so that what the server shows (its log over the API) can
- * hide them wherever they appear. Empty values are left out.
+ * The values of the keys declared `secret` (keys.ts), so that what the server shows (its log over
+ * the API) can hide them wherever they appear; for `storage.s3`, the secrets inside its entries.
+ * Empty values are left out.
  */
 export function configSecrets(config: Config): string[] {
-  const { auth } = config.api;
-  const { prometheus } = config.metrics;
-  const memory = config.storage.memory.auth;
-  return [
-    auth.password,
-    auth.jwt.secret,
-    memory.password,
-    prometheus.bearer_token,
-    prometheus.password,
-    ...config.storage.s3.flatMap((s3) => [s3.secret_access_key, s3.auth.password]),
-  ].filter((secret) => secret !== '');
+  return KEYS.filter((key) => key.secret)
+    .flatMap((key) => (key.kind === 's3' ? s3StorageSecrets(config.storage.s3) : [getPath(config, key.path)]))
+    .filter((secret): secret is string => typeof secret === 'string' && secret !== '');
 }

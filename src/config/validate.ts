@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { accessSettingProblems } from './access-settings.js';
 import { s3StorageProblems } from './s3-storages.js';
-import { SANDBOX_MODES, type Config } from './schema.js';
+import { LOG_LEVELS, SANDBOX_MODES, type Config } from './schema.js';
 
 /**
  * Cross-field and value checks after loading (docs/configuration.md#validation); each integer's bounds are checked
@@ -16,6 +16,10 @@ export function validateConfig(config: Config): string[] {
   check(
     parseListenAddress(config.address) !== undefined,
     `address: must be "host:port" or ":port", got "${config.address}"`,
+  );
+  check(
+    (LOG_LEVELS as readonly string[]).includes(config.log.level),
+    `log.level: must be one of ${LOG_LEVELS.join(', ')}, got "${config.log.level}"`,
   );
   check(config.db.dir !== '', 'db.dir: must not be empty');
   for (const name of config.host.name) {

@@ -72,12 +72,14 @@ function answerHeadersFor(allowedOrigin: string): readonly string[] {
  * Written instead of @fastify/cors because this runs on every request, HLS segments included: the
  * headers are precomputed once, and the hook does one header lookup and one or two header writes
  * (the plugin resolved its options per request and cost ~15 % of a small API answer's throughput).
- * Register before any guard, so that a preflight never reaches one (only local-only.ts, with
+ * `current` answers the policy in force (a reload replaces it). Register before any guard, so that a preflight never reaches one (only local-only.ts, with
  * authentication off, comes first: it refuses foreign pages before CORS could answer them).
  */
-export function registerCors(server: FastifyInstance, policy: CorsPolicy): void {
-  const anyOrigin = policy.anyOrigin;
+export function registerCors(server: FastifyInstance, current: () => CorsPolicy): void {
   server.addHook('onRequest', (request, reply, done) => {
+    // Asked per request: a reload replaces the policy (storage.cors.origins).
+    const policy = current();
+    const anyOrigin = policy.anyOrigin;
     const origin = request.headers.origin;
     const preflightMethod = request.headers['access-control-request-method'];
     if (request.method === 'OPTIONS' && preflightMethod !== undefined) {

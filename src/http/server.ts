@@ -2,6 +2,7 @@ import compress from '@fastify/compress';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import type { ReloadStep } from '../lifecycle/index.js';
 import { GZIP_THRESHOLD_BYTES } from './accept-encoding.js';
 import { answerClientError } from './client-errors.js';
 import { CorsPolicy, registerCors } from './cors.js';
@@ -33,6 +34,8 @@ export interface HttpServer {
   readonly server: FastifyInstance;
   /** The API description: which routes are described, and which are not (a test forbids those). */
   readonly description: ApiDescription;
+  /** A reload of `storage.cors.origins`: the next request answers with the new policy. */
+  readonly corsReload: ReloadStep<Config>;
 }
 
 export interface HttpServerOptions {
@@ -58,7 +61,7 @@ export async function createHttpServer(
   options: HttpServerOptions = {},
 ): Promise<HttpServer> {
   const trustedProxies = config.api.trusted_proxies;
-  const cors = new CorsPolicy(config.storage.cors.origins, !config.api.auth.enable);
+  let cors = new CorsPolicy(config.storage.cors.origins, !config.api.auth.enable);
   const limits = connectionLimitsOf(config.api);
   const server = Fastify({
     serverFactory: (handler, options) => createNodeServer(handler, limits, options),
@@ -89,7 +92,7 @@ export async function createHttpServer(
   // is refused, not answered.
   if (!config.api.auth.enable) registerLocalOnly(server, API_PREFIX);
   // Then CORS: a preflight is answered before any guard sees it.
-  registerCors(server, cors);
+  registerCors(server, () => cors);
   const routeTable = new RouteTable();
   routeTable.attach(server);
   // Before any route: every route is described as it is registered.
@@ -125,7 +128,15 @@ export async function createHttpServer(
   server.get('/ping', { compress: false }, async (_request, reply) =>
     reply.type('text/plain; charset=utf-8').send('pong'),
   );
-  return { server, description };
+  const corsReload: ReloadStep<Config> = {
+    name: 'cors',
+    keys: ['storage.cors.origins'],
+    prepare: (next) => {
+      const policy = new CorsPolicy(next.storage.cors.origins, !config.api.auth.enable);
+      return { commit: () => void (cors = policy), abort: () => undefined };
+    },
+  };
+  return { server, description, corsReload };
 }
 
 /** The `version` of package.json (from src/http/ and dist/http/ alike, two levels up). */

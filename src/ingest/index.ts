@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/index.js';
-import type { PlaceholderTemplate } from '../process/index.js';
+import type { LocalStreams, PlaceholderTemplate } from '../process/index.js';
 import type { IngestDeps } from './ingest-deps.js';
 import { createRtmpIngest } from './rtmp-ingest.js';
 import type { RtmpServer } from './rtmp/index.js';
@@ -21,6 +21,8 @@ export interface Ingest {
   readonly srt: SrtServer | undefined;
   /** Process placeholders the servers provide (`{rtmp}`, `{srt}`), by name. */
   readonly placeholders: Readonly<Record<string, PlaceholderTemplate>>;
+  /** The RTMP server's own streams, which a process's fallback relay reads without a feeder. */
+  readonly localStreams: LocalStreams;
   /** `GET /api/v3/rtmp` and `GET /api/v3/srt`, into the guarded `/api/v3` scope. */
   registerApi(v3: FastifyInstance): void;
 }
@@ -33,12 +35,18 @@ export function createIngest(config: Config, deps: IngestDeps): Ingest {
   const rtmp = createRtmpIngest(config, deps);
   const srt = createSrtIngest(config, deps);
   return {
-    rtmp: rtmp.server,
-    srt: srt.server,
+    // The RTMP server a reload may build or close.
+    get rtmp() {
+      return rtmp.server;
+    },
+    get srt() {
+      return srt.server;
+    },
     placeholders: { rtmp: rtmp.placeholder, srt: srt.placeholder },
+    localStreams: rtmp.localStreams,
     registerApi: (v3) => {
-      registerRtmpRoutes(v3, rtmp.server);
-      registerSrtRoutes(v3, srt.server);
+      registerRtmpRoutes(v3, () => rtmp.server);
+      registerSrtRoutes(v3, () => srt.server);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
 import type { Lifecycle } from '../lifecycle/index.js';
 import type { SessionCollector } from '../session/index.js';
 
@@ -6,7 +7,7 @@ import type { SessionCollector } from '../session/index.js';
 export interface IngestDeps {
   logger: Logger;
   now: () => number;
-  lifecycle: Lifecycle;
+  lifecycle: Lifecycle<Config>;
   /** The `rtmp` session collector; undefined when `sessions.enable` is off. */
   rtmpCollector: SessionCollector | undefined;
   /** The `srt` session collector; undefined when `sessions.enable` is off. */

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
-import type { Config } from '../config/index.js';
-import type { PlaceholderTemplate } from '../process/index.js';
+import { resolveListenAddress, type Config } from '../config/index.js';
+import type { LocalStream, LocalStreams, PlaceholderTemplate } from '../process/index.js';
 import { IpIgnoreList } from '../session/index.js';
 import type { IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress, type IngestAddress } from './listen-address.js';
@@ -9,44 +10,159 @@ import { RtmpServer } from './rtmp/index.js';
 import { rtmpProcessUrl } from './rtmp-process-url.js';
 import { RtmpSessions } from './rtmp-sessions.js';
 
+/** The keys of the RTMP server's listeners: a change builds them again. */
+const LISTENER_KEYS = ['rtmp.enable', 'rtmp.enable_tls', 'rtmp.address', 'rtmp.address_tls'];
+
 /**
  * The RTMP server when `rtmp.enable`, and its `{rtmp}` placeholder. It listens when the app
  * listens, before processes start (a restored process may read `{rtmp}` at once), and closes after
  * the processes stopped. A port in use or an unreadable certificate fails start-up with the config
- * key in the message.
+ * key in the message. A reload applies every `rtmp` key: the app and token at once, the listeners
+ * moved (the streams and connections they accepted keep running), the server built or closed.
  */
 export function createRtmpIngest(
   config: Config,
   deps: IngestDeps,
-): { server: RtmpServer | undefined; placeholder: PlaceholderTemplate } {
+): { readonly server: RtmpServer | undefined; placeholder: PlaceholderTemplate; localStreams: LocalStreams } {
   const options = config.rtmp;
   let server: RtmpServer | undefined;
   /** The port the plain listener got (differs from the configured one only for port 0). */
   let boundPort: number | undefined;
-  if (options.enable) {
-    const rtmp = new RtmpServer({
-      app: options.app,
-      token: options.token,
+  const build = (settings: Config['rtmp']): RtmpServer =>
+    new RtmpServer({
+      app: settings.app,
+      token: settings.token,
       logger: deps.logger,
       now: deps.now,
       sessions:
         deps.rtmpCollector === undefined
           ? undefined
-          : new RtmpSessions(deps.rtmpCollector, new IpIgnoreList(config.sessions.ip_ignorelist)),
+          : new RtmpSessions(deps.rtmpCollector, new IpIgnoreList(() => config.sessions.ip_ignorelist)),
     });
+  const open = async (rtmp: RtmpServer, settings: Config['rtmp'], tls: SecureContextOptions | undefined) => {
+    const listen = (key: string, address: string, secure?: SecureContextOptions): Promise<number> =>
+      listenOn(rtmp, { key, address, tokenKey: 'rtmp.token', token: settings.token }, deps, secure);
+    boundPort = await listen('rtmp.address', settings.address);
+    if (tls !== undefined) await listen('rtmp.address_tls', settings.address_tls, tls);
+  };
+  const certificateFor = (next: Config): Promise<SecureContextOptions | undefined> | undefined =>
+    next.rtmp.enable_tls ? loadCertificate(next.tls.cert_file, next.tls.key_file) : undefined;
+  if (options.enable) {
+    const rtmp = build(options);
     server = rtmp;
-    const listen = (key: string, address: string, tls?: SecureContextOptions): Promise<number> =>
-      listenOn(rtmp, { key, address, tokenKey: 'rtmp.token', token: options.token }, deps, tls);
-    deps.lifecycle.onListen(async () => {
-      boundPort = await listen('rtmp.address', options.address);
-      if (options.enable_tls) {
-        const tls = await loadCertificate(config.tls.cert_file, config.tls.key_file);
-        await listen('rtmp.address_tls', options.address_tls, tls);
-      }
-    });
-    deps.lifecycle.onShutdown(() => rtmp.close());
+    deps.lifecycle.onListen(async () => open(rtmp, options, await certificateFor(config)));
   }
-  return { server, placeholder: (params) => rtmpProcessUrl(options, boundPort, params) };
+  deps.lifecycle.onShutdown(() => server?.close());
+  deps.lifecycle.onReload({
+    name: 'rtmp',
+    keys: [...LISTENER_KEYS, 'rtmp.app', 'rtmp.token'],
+    prepare: async (next, changed) => {
+      const settings = structuredClone(next.rtmp);
+      if (!changed.some((key) => LISTENER_KEYS.includes(key))) {
+        // `{rtmp}` reads the running config's section, which the reload updates in place.
+        return { commit: () => server?.setAccess(settings), abort: () => undefined };
+      }
+      if (!settings.enable) {
+        return {
+          commit: async () => {
+            await server?.close();
+            server = undefined;
+            boundPort = undefined;
+          },
+          abort: () => undefined,
+        };
+      }
+      const tls = await certificateFor(next);
+      const held = server?.ports() ?? [];
+      const tokened = settings.token !== '';
+      await probeAddress('rtmp.address', settings.address, tokened, held);
+      if (tls !== undefined) await probeAddress('rtmp.address_tls', settings.address_tls, tokened, held);
+      return {
+        commit: async () => {
+          const rtmp = server ?? build(settings);
+          rtmp.setAccess(settings);
+          rtmp.stopListening();
+          try {
+            await open(rtmp, settings, tls);
+            server = rtmp;
+          } catch (error) {
+            deps.logger.error(
+              { err: error },
+              'rtmp: cannot listen on the new addresses; RTMP is not listening',
+            );
+          }
+        },
+        abort: () => undefined,
+      };
+    },
+  });
+  return {
+    get server() {
+      return server;
+    },
+    placeholder: (params) => rtmpProcessUrl(options, boundPort, params),
+    localStreams: (address) =>
+      server === undefined || boundPort === undefined
+        ? undefined
+        : localRtmpStream(server, address, rtmpProcessUrl(options, boundPort, { name: 'x' })),
+  };
+}
+
+/**
+ * Binds a listener's new address for a moment, so that a reload refuses one it could not open;
+ * a port the server holds itself is free once it lets go of it.
+ */
+async function probeAddress(
+  key: string,
+  address: string,
+  protectedByToken: boolean,
+  held: readonly number[],
+): Promise<void> {
+  const resolved = resolveListenAddress(address, protectedByToken);
+  if (resolved === undefined) throw new Error(`${key}: invalid address "${address}"`);
+  const { host, port } = resolved;
+  if (port !== 0 && held.includes(port)) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host: host === '' ? '::' : host, port }, resolve);
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new Error(`${key}: cannot listen on "${address}" (${code})`, { cause: error });
+  } finally {
+    probe.close();
+  }
+}
+
+/**
+ * The server's own stream at `address` when it is an RTMP URL of the plain listener as `{rtmp}`
+ * writes it (same host and port): a process's fallback relay reads it in the server
+ * (docs/processes.md#fallback-sources), the token checked as for a player. Not counted as an
+ * `rtmp` session: no connection is made.
+ */
+function localRtmpStream(server: RtmpServer, address: string, own: string): LocalStream | undefined {
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'rtmp:' || url.host !== new URL(own).host) return undefined;
+  return {
+    open: (onTag, onEnd) => {
+      const stream = server.playable(url);
+      if (stream === undefined) {
+        const later = setImmediate(() => onEnd(`${url.pathname} is not being published`));
+        return () => clearImmediate(later);
+      }
+      return stream.addListener({
+        tag: (type, timestamp, body) => onTag({ type, timestamp, body }),
+        end: onEnd,
+      });
+    },
+  };
 }
 
 async function listenOn(

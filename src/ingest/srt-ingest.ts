@@ -6,57 +6,93 @@ import { resolveIngestAddress } from './listen-address.js';
 import { srtProcessUrl } from './srt-process-url.js';
 import { loadSrtAddon, SrtServer, type SrtConnection } from './srt/index.js';
 
+/** Every `srt` key but the log settings (accepted, not used). */
+const SRT_KEYS = ['srt.enable', 'srt.address', 'srt.passphrase', 'srt.token'];
+
 /**
  * The SRT server when `srt.enable`, and its `{srt}` placeholder. Enabling it on a machine whose
  * addon was not built (no libsrt at `npm ci`) fails start-up with the key and the reason; a port
  * in use fails it when the app listens. `load` is for tests. It listens before processes start and closes after they
- * stopped, as the RTMP server.
+ * stopped, as the RTMP server. A reload of `srt.*` builds it again: libsrt's listener takes the
+ * passphrase and the token when it opens, so its connections end and their peers reconnect.
  */
 export function createSrtIngest(
   config: Config,
   deps: IngestDeps,
   load: typeof loadSrtAddon = loadSrtAddon,
-): { server: SrtServer | undefined; placeholder: PlaceholderTemplate } {
+): { readonly server: SrtServer | undefined; placeholder: PlaceholderTemplate } {
   const options = config.srt;
   let server: SrtServer | undefined;
   let boundPort: number | undefined;
-  if (options.enable) {
+  const build = (settings: Config['srt']): SrtServer => {
     const loaded = load();
     if ('reason' in loaded) throw new Error(`srt.enable: SRT is not available here: ${loaded.reason}`);
-    const srt = new SrtServer({
+    return new SrtServer({
       addon: loaded.addon,
-      passphrase: options.passphrase,
-      token: options.token,
+      passphrase: settings.passphrase,
+      token: settings.token,
       logger: deps.logger,
       sessions:
         deps.srtCollector === undefined
           ? undefined
           : new LiveSessions<SrtConnection>(
               deps.srtCollector,
-              new IpIgnoreList(config.sessions.ip_ignorelist),
+              new IpIgnoreList(() => config.sessions.ip_ignorelist),
               (resource) => resource,
             ),
     });
+  };
+  const open = async (srt: SrtServer, settings: Config['srt']): Promise<number> => {
+    // The passphrase is not a token here: every viewer must know it too (docs/security.md).
+    const { host, port } = resolveIngestAddress(
+      { key: 'srt.address', address: settings.address, tokenKey: 'srt.token', token: settings.token },
+      deps.logger,
+    );
+    try {
+      return await srt.listen(host, port);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`srt.address: cannot listen on "${settings.address}" (UDP): ${reason}`, {
+        cause: error,
+      });
+    }
+  };
+  if (options.enable) {
+    const srt = build(options);
     server = srt;
     deps.lifecycle.onListen(async () => {
-      // The passphrase is not a token here: every viewer must know it too (docs/security.md).
-      const { host, port } = resolveIngestAddress(
-        { key: 'srt.address', address: options.address, tokenKey: 'srt.token', token: options.token },
-        deps.logger,
-      );
-      try {
-        boundPort = await srt.listen(host, port);
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
-        throw new Error(`srt.address: cannot listen on "${options.address}" (UDP): ${reason}`, {
-          cause: error,
-        });
-      }
+      boundPort = await open(srt, options);
     });
-    deps.lifecycle.onShutdown(() => srt.close());
   }
+  deps.lifecycle.onShutdown(() => server?.close());
+  deps.lifecycle.onReload({
+    name: 'srt',
+    keys: SRT_KEYS,
+    prepare: (next) => {
+      const settings = structuredClone(next.srt);
+      // Built now, so that a missing addon refuses the reload; it listens at the commit, when
+      // the old one has let go of its port.
+      const fresh = settings.enable ? build(settings) : undefined;
+      return {
+        commit: async () => {
+          server?.close();
+          server = fresh;
+          boundPort = undefined;
+          if (fresh === undefined) return;
+          try {
+            boundPort = await open(fresh, settings);
+          } catch (error) {
+            deps.logger.error({ err: error }, 'srt: not listening after the reload');
+          }
+        },
+        abort: () => undefined,
+      };
+    },
+  });
   return {
-    server,
+    get server() {
+      return server;
+    },
     placeholder: (params, section) => srtProcessUrl(options, boundPort, params, section),
   };
 }

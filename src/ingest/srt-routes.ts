@@ -6,6 +6,6 @@ import type { SrtServer } from './srt/index.js';
  * and each connection's statistics; all maps empty when the SRT server is off. Described in
  * src/ingest/contract.ts.
  */
-export function registerSrtRoutes(v3: FastifyInstance, server: SrtServer | undefined): void {
-  v3.get('/srt', () => server?.channels() ?? { publisher: {}, subscriber: {}, connections: {}, log: {} });
+export function registerSrtRoutes(v3: FastifyInstance, server: () => SrtServer | undefined): void {
+  v3.get('/srt', () => server()?.channels() ?? { publisher: {}, subscriber: {}, connections: {}, log: {} });
 }

@@ -1,3 +1,5 @@
+import type { ReloadStep } from './reload.js';
+
 /**
  * Start and stop steps of the modules, run by the app in a fixed order:
  * `onListen` steps after the server listens (in registration order; they get the base URL, which
@@ -7,10 +9,12 @@
  */
 export type Step<T = void> = (arg: T) => void | Promise<void>;
 
-export class Lifecycle {
+/** `C` is the configuration's type: the app's `Config`. */
+export class Lifecycle<C = unknown> {
   private readonly listenSteps: Step<string>[] = [];
   private readonly shutdownSteps: Step[] = [];
   private readonly finalSteps: Step[] = [];
+  private readonly reloadSteps: ReloadStep<C>[] = [];
 
   onListen(step: Step<string>): void {
     this.listenSteps.push(step);
@@ -22,6 +26,16 @@ export class Lifecycle {
 
   onFinal(step: Step): void {
     this.finalSteps.push(step);
+  }
+
+  /** A part that takes changes of its keys while running (reload.ts), prepared in registration order. */
+  onReload(step: ReloadStep<C>): void {
+    this.reloadSteps.push(step);
+  }
+
+  /** The registered reload steps, in registration order. */
+  get reloadable(): readonly ReloadStep<C>[] {
+    return this.reloadSteps;
   }
 
   async runListen(baseUrl: string): Promise<void> {

@@ -2,3 +2,4 @@ export { LogBuffer } from './log-buffer.js';
 export { createServerLogger } from './server-logger.js';
 export { registerLogRoutes } from './routes.js';
 export { LOG_DOCS } from './contract.js';
+export { logLevelReloadStep } from './log-level-reload.js';

@@ -10,11 +10,13 @@ export function createServerLogger(
   buffer: LogBuffer,
   destination: DestinationStream = outputThatMayClose(process.stdout),
 ): Logger {
+  // The streams take every line the logger lets through: `logger.level` alone decides, so a
+  // reload of `log.level` lowers or raises it for both.
   return pino(
     { level },
     pino.multistream([
-      { stream: destination, level: level as pino.Level },
-      { stream: buffer, level: level as pino.Level },
+      { stream: destination, level: 'trace' },
+      { stream: buffer, level: 'trace' },
     ]),
   );
 }

@@ -1,5 +1,6 @@
 import type { Collector, Emit } from '../monitor/index.js';
 import type { ProcessService } from './service/index.js';
+import type { LiveInputs } from './fallback/index.js';
 import { STATES } from './supervise/index.js';
 
 /**
@@ -52,6 +53,7 @@ export function createRestreamCollector(service: ProcessService): Collector {
           ['cpu_limit', limits.cpu_usage],
           ['memory_limit', limits.memory_mbytes * 1024 * 1024],
         ];
+        if (!entry.liveInputs.empty) values.push(...fallbackValues(entry.liveInputs));
         const order = supervisor.order;
         for (const [name, value] of values) emit('restream_process', [id, state, order, name], value);
         for (const [type, streams] of [
@@ -84,4 +86,25 @@ export function createRestreamCollector(service: ProcessService): Collector {
       for (const state of STATES) emit('restream_state', [state], current[state] ?? 0);
     },
   };
+}
+
+/**
+ * A process with fallbacks (docs/processes.md#fallback-sources): how many of its inputs are on
+ * their fallback now, and how many times an input switched over to its fallback and back to its
+ * primary since the process was created or last changed.
+ */
+function fallbackValues(live: LiveInputs): [string, number][] {
+  let onFallback = 0;
+  let over = 0;
+  let back = 0;
+  for (const input of live.series()) {
+    onFallback += input.fallbackLive;
+    over += input.switches.fallback;
+    back += input.switches.primary;
+  }
+  return [
+    ['fallback_live', onFallback],
+    ['fallback_switches', over],
+    ['fallback_returns', back],
+  ];
 }

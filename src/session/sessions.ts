@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import type { Lifecycle } from '../lifecycle/index.js';
+import { readAtUse, type Lifecycle } from '../lifecycle/index.js';
 import type { Collector } from '../monitor/index.js';
 import type { MountHooks } from '../storage/index.js';
 import { HistoryPersistence } from './history-persistence.js';
@@ -35,7 +35,7 @@ export interface Sessions {
 export interface SessionDeps {
   logger: Logger;
   now: () => number;
-  lifecycle: Lifecycle;
+  lifecycle: Lifecycle<Config>;
   /** The storage mounts' hooks: the HLS viewer and ingest sessions add theirs. */
   mountHooks: MountHooks[];
 }
@@ -53,20 +53,26 @@ export async function createSessions(
   const options = config.sessions;
   const noLimits: SessionLimits = { maxSessions: 0, maxTxBitrate: 0, maxRxBitrate: 0 };
   const collectorOf = (name: CollectorName): SessionCollector =>
+    // Getters over the running config's section, which a reload updates in place.
     new SessionCollector(name, {
       now: deps.now,
-      timeoutMs: options.session_timeout_sec * 1000,
-      pendingTimeoutMs: Math.min(PENDING_TIMEOUT_MS, options.session_timeout_sec * 1000),
+      get timeoutMs() {
+        return options.session_timeout_sec * 1000;
+      },
+      get pendingTimeoutMs() {
+        return Math.min(PENDING_TIMEOUT_MS, options.session_timeout_sec * 1000);
+      },
       // The limits are about viewers (docs/sessions.md#the-contract): they apply to, and are reported for, `hls` and
       // `rtmp` (its players are refused over them; publishers are counted but never refused).
-      limits:
-        name === 'hls' || name === 'rtmp'
+      get limits() {
+        return name === 'hls' || name === 'rtmp'
           ? {
               maxSessions: options.max_sessions,
               maxTxBitrate: options.max_bitrate_mbit * MBIT,
               maxRxBitrate: 0,
             }
-          : noLimits,
+          : noLimits;
+      },
     });
   const collectors = new Map(COLLECTOR_NAMES.map((name) => [name, collectorOf(name)] as const));
   const all = [...collectors.values()];
@@ -77,7 +83,7 @@ export async function createSessions(
 
   let ingest: HlsIngestSessions | undefined;
   if (options.enable) {
-    const ignoreList = new IpIgnoreList(options.ip_ignorelist);
+    const ignoreList = new IpIgnoreList(() => options.ip_ignorelist);
     const meter = new TrafficMeter(ignoreList, get('http'));
     meter.install(server);
     ingest = new HlsIngestSessions(get('hlsingress'), meter, deps.now);
@@ -90,14 +96,38 @@ export async function createSessions(
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
   let persister: NodeJS.Timeout | undefined;
-  if (options.persist) {
+  /** Saves the history every `persist_interval_sec` while `persist` is on (and a reload may turn it on or off). */
+  const schedulePersist = (settings: Config['sessions']): void => {
+    clearInterval(persister);
+    persister = undefined;
+    if (!settings.persist) return;
     persister = setInterval(() => {
       persistence
         .save(all)
         .catch((error: unknown) => deps.logger.error({ err: error }, 'cannot persist sessions'));
-    }, options.persist_interval_sec * 1000);
+    }, settings.persist_interval_sec * 1000);
     persister.unref();
-  }
+  };
+  schedulePersist(options);
+  // Turned on by a reload, the history of this run is saved from then on (a file of an earlier
+  // run is loaded at a start only, as in the reference, and replaced by the next save).
+  deps.lifecycle.onReload({
+    name: 'session history',
+    keys: ['sessions.persist', 'sessions.persist_interval_sec'],
+    prepare: (next) => {
+      const settings = structuredClone(next.sessions);
+      return { commit: () => schedulePersist(settings), abort: () => undefined };
+    },
+  });
+  // The collectors and ignore lists read these from the running config at each use.
+  deps.lifecycle.onReload(
+    readAtUse('sessions', [
+      'sessions.ip_ignorelist',
+      'sessions.session_timeout_sec',
+      'sessions.max_bitrate_mbit',
+      'sessions.max_sessions',
+    ]),
+  );
   deps.lifecycle.onFinal(async () => {
     clearInterval(sweeper);
     clearInterval(persister);

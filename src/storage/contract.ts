@@ -134,7 +134,7 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
   },
   'GET /*': {
     summary:
-      'Read a file of an S3 filesystem under its mountpoint, or else of the disk filesystem (a directory serves its index.html); 401 for unknown /api/v3 paths without a token',
+      'Read a file of an S3 filesystem under its mountpoint, or else of the disk filesystem (a directory serves its index.html) or of a directory `router.*` serves in its place (`/ui/`, `/path/*` routes; 301 for their redirects); 401 for unknown /api/v3 paths without a token',
     tags: ['mounts'],
     security: PUBLIC,
     params: FilePath,
@@ -142,6 +142,7 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
     responses: {
       200: file,
       206: file,
+      301: empty('Location: a redirect of router.routes, or a directory prefix with its slash'),
       304: empty('not modified'),
       ...errors(401, 403, 404, 416, 502, 504, 509),
     },

@@ -30,17 +30,25 @@ export async function createFilesystems(
 ): Promise<Filesystems> {
   const onListenerError = (error: unknown): void =>
     deps.logger.error({ err: error }, 'a filesystem write listener failed');
+  // Getters over the running config's sections, which a reload updates in place.
+  const { disk: diskSettings, memory } = config.storage;
   const disk = new DiskFilesystem({
     root: config.storage.disk.dir,
-    maxSizeBytes: config.storage.disk.max_size_mbytes * MIB,
+    get maxSizeBytes() {
+      return diskSettings.max_size_mbytes * MIB;
+    },
     usageCacheMs: DISK_USAGE_CACHE_MS,
     now: deps.now,
     onListenerError,
   });
   await disk.init();
   const mem = new MemoryFilesystem({
-    maxSizeBytes: config.storage.memory.max_size_mbytes * MIB,
-    purge: config.storage.memory.purge,
+    get maxSizeBytes() {
+      return memory.max_size_mbytes * MIB;
+    },
+    get purge() {
+      return memory.purge;
+    },
     now: deps.now,
     onListenerError,
   });

@@ -13,3 +13,6 @@ export { normalizeFilePath, decodeFilePath } from './path.js';
 export { contentTypeFor } from './content-type.js';
 export { createFilesystemCollector } from './filesystem-collector.js';
 export { STORAGE_DOCS } from './contract.js';
+export { sendStoredFile } from './serve-file.js';
+export { markUserFile } from './user-file-headers.js';
+export type { DiskFallback } from './mount-routes.js';

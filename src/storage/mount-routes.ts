@@ -26,7 +26,19 @@ export interface MountOptions {
   /** URL prefixes that belong to the API; the disk mount leaves them to the 404/405 handling. */
   reservedPrefixes: readonly string[];
   hooks: readonly MountHooks[];
+  /** Asked in order before the disk serves a path; read per request, so they may be added later. */
+  diskFallbacks: readonly DiskFallback[];
 }
+
+/**
+ * Paths another module serves in the disk's place (the router's `/ui/` and `router.routes`): it
+ * answers the GET or HEAD and resolves the reply, or resolves undefined to leave it to the disk.
+ */
+export type DiskFallback = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  urlPath: string,
+) => Promise<FastifyReply | undefined>;
 
 /**
  * The HTTP mounts (docs/storage.md#the-contract): memfs at `/memfs/` and each S3 filesystem at its
@@ -38,7 +50,7 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
   await server.register((scope, _options, done) => {
     passBodiesAsStreams(scope);
 
-    const { disk, hooks } = options;
+    const { hooks } = options;
     installExpectContinue(server.server, (request) => {
       if (request.method === 'GET') return false;
       const url = request.url ?? '';
@@ -102,11 +114,23 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
         ) {
           return reply.callNotFound();
         }
-        return serveFromMount(request, reply, disk, '', hooks);
+        return serveUnlessClaimed(request, reply, urlPath);
       },
     });
     done();
   });
+
+  async function serveUnlessClaimed(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    urlPath: string,
+  ): Promise<FastifyReply> {
+    for (const claim of options.diskFallbacks) {
+      const answered = await claim(request, reply, urlPath);
+      if (answered !== undefined) return answered;
+    }
+    return serveFromMount(request, reply, options.disk, '', options.hooks);
+  }
 }
 
 function changeOnMount(

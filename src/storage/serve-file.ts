@@ -4,6 +4,7 @@ import { ApiError } from '../http/index.js';
 import { contentTypeFor } from './content-type.js';
 import { parseRange } from './http-range.js';
 import type { MountHooks, ServeEvent } from './mount-hooks.js';
+import type { ServedFile } from './mounted-filesystem.js';
 import { markUserFile } from './user-file-headers.js';
 
 /**
@@ -29,6 +30,18 @@ export async function serveFile(
     }
   }
 
+  return sendStoredFile(request, reply, file);
+}
+
+/**
+ * Answers a GET or HEAD of `file` as it is stored: content type, validators, conditional and
+ * range requests. Sets no security headers: the caller decides what the file may do in a browser.
+ */
+export async function sendStoredFile(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: ServedFile,
+): Promise<FastifyReply> {
   const size = file.info.size_bytes;
   const lastModified = new Date(file.info.last_modified_ms);
   void reply

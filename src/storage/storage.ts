@@ -9,7 +9,7 @@ import { createFilesystems, type Filesystems } from './filesystems.js';
 import { registerFsApiRoutes } from './fs-api-routes.js';
 import { MemfsWriteGrants } from './memfs-write-grants.js';
 import type { MountHooks } from './mount-hooks.js';
-import { registerMounts } from './mount-routes.js';
+import { registerMounts, type DiskFallback } from './mount-routes.js';
 
 /** URL prefixes the disk mount leaves alone: they belong to the API, the scrape endpoint and the dashboard. */
 const RESERVED_PREFIXES = ['/api', '/metrics', '/dashboard'];
@@ -19,6 +19,8 @@ export interface Storage {
   readonly filesystems: Filesystems;
   /** Hooks around the mounts; other modules (sessions) push theirs before the server listens. */
   readonly mountHooks: MountHooks[];
+  /** Served in the disk's place when they answer (the router); other modules push theirs. */
+  readonly diskFallbacks: DiskFallback[];
   /**
    * Write credentials of encoder runs, each for its own paths of the writable mounts (URL paths
    * with the mount: `/memfs/live/a`, `/s3/live/a`); undefined when no mount's writes need
@@ -41,6 +43,7 @@ export async function createStorage(
 ): Promise<Storage> {
   const filesystems = await createFilesystems(config, deps);
   const mountHooks: MountHooks[] = [];
+  const diskFallbacks: DiskFallback[] = [];
   const auth = config.storage.memory.auth;
   // Their own counts: failed mount logins do not lock the API login, nor the reverse.
   const throttle = config.api.auth.throttle;
@@ -59,7 +62,8 @@ export async function createStorage(
   };
   const memGate =
     memfsGrants && auth.enable
-      ? new BasicAuthGate({ username: auth.username, password: auth.password }, memfsGrants, gateDeps)
+      ? // The running config's section itself: a reload of the username or password updates it in place.
+        new BasicAuthGate(auth, memfsGrants, gateDeps)
       : undefined;
   const s3Mounts = filesystems.s3.map((filesystem, index) => {
     const s3Auth = config.storage.s3[index]?.auth;
@@ -76,6 +80,7 @@ export async function createStorage(
   return {
     filesystems,
     mountHooks,
+    diskFallbacks,
     memfsGrants,
     collector: createFilesystemCollector(mounted),
     registerMounts: (server) =>
@@ -85,6 +90,7 @@ export async function createStorage(
         inflatedLimitBytes: config.api.max_body_kbytes * 1024,
         reservedPrefixes: RESERVED_PREFIXES,
         hooks: mountHooks,
+        diskFallbacks,
       }),
     registerApi: (v3) =>
       registerFsApiRoutes(v3, {

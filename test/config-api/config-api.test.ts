@@ -100,17 +100,17 @@ describe('config API (v16 layout)', () => {
     const change = {
       version: 3,
       host: { name: ['tv.example.com'] },
-      log: { level: 'debug', topics: ['http'] },
-      router: { routes: { '/old': '/new' } },
+      log: { max_lines: 500, topics: ['http'] },
+      playout: { min_port: 7000 },
       storage: { disk: { cache: { ttl_seconds: 60 } } },
       some_newer_key: { deep: [1, 2] },
     };
     assert.equal(await ok(server, 'PUT', '/config', change), 'OK');
     const answer = await ok<ConfigAnswer>(server, 'GET', '/config');
     assert.deepEqual(getPath(answer.config, 'host.name'), ['tv.example.com']);
-    assert.equal(getPath(answer.config, 'log.level'), 'debug');
+    assert.equal(getPath(answer.config, 'log.max_lines'), 500);
     assert.deepEqual(getPath(answer.config, 'log.topics'), ['http']);
-    assert.deepEqual(getPath(answer.config, 'router.routes'), { '/old': '/new' });
+    assert.equal(getPath(answer.config, 'playout.min_port'), 7000);
     assert.equal(getPath(answer.config, 'storage.disk.cache.ttl_seconds'), 60);
     assert.equal(getPath(answer.config, 'storage.disk.cache.max_file_size_mbytes'), 1);
     assert.deepEqual(answer.config.some_newer_key, { deep: [1, 2] });
@@ -119,7 +119,7 @@ describe('config API (v16 layout)', () => {
     assert.ok(Date.parse(answer.updated_at) >= Date.parse(answer.loaded_at));
     const file = JSON.parse(await readFile(configFile, 'utf8')) as Record<string, unknown>;
     assert.deepEqual(getPath(file, 'host.name'), ['tv.example.com']);
-    assert.equal(getPath(file, 'v16_unimplemented.log.level'), 'debug');
+    assert.equal(getPath(file, 'v16_unimplemented.log.max_lines'), 500);
   });
 
   it('refuses malformed bodies with the envelope and writes nothing', async () => {
@@ -300,7 +300,7 @@ describe('config reload', () => {
       version: 3,
       name: 'renamed-core',
       api: { auth: { password: newPassword } },
-      sessions: { session_timeout_sec: 45 },
+      sessions: { enable: false },
     };
     assert.equal((await api(token, 'PUT', '/api/v3/config', change)).status, 200);
     const stored = (await api<ConfigAnswer>(token, 'GET', '/api/v3/config')).body;
@@ -331,7 +331,7 @@ describe('config reload', () => {
     const lines = buffer.lines().join('\n');
     assert.ok(!lines.includes(newPassword) && !lines.includes(password), 'no password in the log');
     assert.match(lines, /take effect at the next start/);
-    assert.match(lines, /sessions\.session_timeout_sec/);
+    assert.match(lines, /sessions\.enable \(the byte metering of every request is set up at start\)/);
     assert.equal((await api(newToken, 'DELETE', '/api/v3/process/keeps-running')).status, 200);
   });
 

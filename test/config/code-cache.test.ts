@@ -74,9 +74,14 @@ describe('the built entry and its code cache', () => {
 
   /**
    * Starts the built entry as `npm start` does (its Node flags), pings it, waits for the line that
-   * says the cache was written when one is expected, and stops it. Returns its log.
+   * says the cache was written when one is expected, runs `whileUp` (given the process, its
+   * folder and its URL), and stops it. Returns its log. `extraFlags` follow the start script's.
    */
-  async function startOnce(expectWrite: boolean): Promise<string> {
+  async function startOnce(
+    expectWrite: boolean,
+    extraFlags: string[] = [],
+    whileUp?: (up: { pid: number; dir: string; url: string }) => Promise<void>,
+  ): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'streamcore-cache-start-'));
     dirs.push(dir);
     const server = startBuiltMain(
@@ -89,7 +94,7 @@ describe('the built entry and its code cache', () => {
         CORE_LOG_LEVEL: 'debug',
       },
       dir,
-      readStartScript().flags,
+      [...readStartScript().flags, ...extraFlags],
     );
     let log = '';
     server.child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -97,6 +102,7 @@ describe('the built entry and its code cache', () => {
       const url = await server.listening;
       assert.equal(await (await fetch(`${url}/ping`)).text(), 'pong');
       while (expectWrite && !/code cache (not )?written/.test(log)) await sleep(20);
+      await whileUp?.({ pid: server.child.pid!, dir, url });
     } finally {
       server.child.kill('SIGTERM');
     }
@@ -131,5 +137,32 @@ describe('the built entry and its code cache', () => {
     assert.match(damaged, /"was":"damaged","msg":"code cache written"/);
     assert.equal(readCodeCache(file).state, 'found');
     assert.doesNotMatch(await startOnce(false), /code cache/);
+  });
+
+  it('keeps neither the bundle nor the cache in memory once started', async () => {
+    // A probe that collects all garbage and writes the ArrayBuffers' bytes on SIGUSR2. Flags of
+    // their own, so a cache of their own: the first start writes it, the second reads it.
+    const probe = `import { writeFileSync } from 'node:fs';
+      process.on('SIGUSR2', () => {
+        gc();
+        writeFileSync('memory.json', JSON.stringify(process.memoryUsage()));
+      });`;
+    const flags = ['--expose-gc', `--import=data:text/javascript,${encodeURIComponent(probe)}`];
+    await startOnce(true, flags);
+    let arrayBuffers: number | undefined;
+    await startOnce(false, flags, async ({ pid, dir }) => {
+      process.kill(pid, 'SIGUSR2');
+      const file = join(dir, 'memory.json');
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(file) && Date.now() < deadline) await sleep(20);
+      await sleep(50); // one small write
+      arrayBuffers = (JSON.parse(readFileSync(file, 'utf8')) as { arrayBuffers: number }).arrayBuffers;
+    });
+    // The cache alone is 2.4 MB, the bundle 2.8 MB; the server's own buffers at start are a few
+    // hundred KB.
+    assert.ok(
+      arrayBuffers !== undefined && arrayBuffers < 1024 * 1024,
+      `ArrayBuffers hold ${arrayBuffers} bytes`,
+    );
   });
 });

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import { AnswerCheck } from './answer-check.js';
 import { ConfigReaderDifferential } from './config-reader-differential.js';
 import type { LogBuffer } from '../../src/log/index.js';
+import type { Schedule } from '../../src/process/index.js';
 
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
@@ -28,6 +29,8 @@ export interface StartOptions {
   /** Reuse a directory (e.g. to restart a server on the same db); it is not removed on close. */
   dir?: string;
   now?: () => number;
+  /** The process supervision's timers, on the clock of `now` (see test/helpers/test-clock.ts). */
+  schedule?: Schedule;
   procRoot?: string;
   /** Root of the cgroup v2 hierarchy the host collectors read (fixtures). */
   cgroupRoot?: string;
@@ -79,6 +82,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
             answers.hook.call(app.server, request, reply, payload, done);
           },
     now: options.now,
+    schedule: options.schedule,
     procRoot: options.procRoot,
     cgroupRoot: options.cgroupRoot,
     dashboardDir: options.dashboardDir,

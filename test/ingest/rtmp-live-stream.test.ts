@@ -94,4 +94,33 @@ describe('RTMP relay of one live stream', () => {
     }
     assert.equal(sink.closedFor, undefined);
   });
+
+  it('hands a listener (a process reading in the server) the headers so far, then every message as it came, then the end', () => {
+    const stream = new LiveStream('/live/x', LIMITS, () => 0);
+    const metadata = Buffer.from([2, 0, 10, ...Buffer.from('onMetaData'), 3, 0, 0, 9]);
+    const videoHeader = Buffer.from([0x17, 0, 0, 0, 0, 1, 2]);
+    const audioHeader = Buffer.from([0xaf, 0, 0x12, 0x10]);
+    stream.setMetadata(metadata);
+    stream.pushMedia(MessageType.VIDEO, 0, videoHeader);
+    stream.pushMedia(MessageType.AUDIO, 0, audioHeader);
+    stream.pushMedia(MessageType.VIDEO, 40, KEYFRAME);
+    const seen: [number, number, Buffer][] = [];
+    const ends: string[] = [];
+    const remove = stream.addListener({
+      tag: (type, timestamp, payload) => seen.push([type, timestamp, payload]),
+      end: (reason) => ends.push(reason),
+    });
+    assert.deepEqual(seen, [
+      [MessageType.DATA_AMF0, 0, metadata],
+      [MessageType.VIDEO, 0, videoHeader],
+      [MessageType.AUDIO, 0, audioHeader],
+    ]);
+    stream.pushMedia(MessageType.VIDEO, 80, KEYFRAME);
+    assert.deepEqual(seen.at(-1), [MessageType.VIDEO, 80, KEYFRAME]);
+    stream.end('publisher left');
+    assert.deepEqual(ends, ['publisher left']);
+    remove();
+    stream.pushMedia(MessageType.VIDEO, 120, KEYFRAME);
+    assert.equal(seen.length, 4);
+  });
 });

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { EncodedBody } from '../../src/http/index.js';
 import { MetricsQueryService, parseMetricsQuery } from '../../src/monitor/query/index.js';
 import { AnswerBuffers, MIN_POOLED_BYTES } from '../../src/monitor/query/answer-buffers.js';
-import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
 import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
-import { SeriesSelection } from '../../src/monitor/query/select.js';
 import { SampleBatch } from '../../src/monitor/store/sample-batch.js';
 import { METRIC_INDEX, MetricStore } from '../../src/monitor/store/store.js';
 import { LIMITS } from '../helpers/query-limits.js';
+import { evaluatePlainly } from './support/plain-evaluation.js';
 
 describe('answer buffers', () => {
   it('hands out exactly the asked length, and a released block again for a similar size', () => {
@@ -75,26 +75,36 @@ describe('answers no cache keeps', () => {
   const store = bigStore();
   const plain = async (body: unknown): Promise<string> => {
     const query = parseMetricsQuery(body, LIMITS, new PatternCache(LIMITS.maxProgramSize));
-    return await evaluateQuery(store, retention, query, SeriesSelection.all());
+    return await evaluatePlainly(store, retention, query);
   };
   const series = (timerangeSec: number): unknown => ({ timerange_sec: timerangeSec, interval_sec: 2 });
+  /** As the route asks: the answer kept for this body's text, else a new one. */
+  const ask = async (service: MetricsQueryService, body: unknown): Promise<EncodedBody> => {
+    const text = JSON.stringify(body);
+    return service.cachedAnswer(text) ?? (await service.answer(body, text));
+  };
+  /** Asks twice, so that the answer is kept for the snapshot (the cache keeps a text's second answer). */
+  const askTwice = async (service: MetricsQueryService, body: unknown): Promise<EncodedBody> => {
+    service.written(await ask(service, body));
+    return await ask(service, body);
+  };
 
   it('reuse the memory of an answer once it is written, and only then', async () => {
     const service = new MetricsQueryService(store, retention, LIMITS);
     // Fill the cache with three answers; they are never given back.
-    const cached = [await service.answer(series(300)), await service.answer(series(298))];
-    cached.push(await service.answer(series(296)));
+    const cached = [await askTwice(service, series(300)), await askTwice(service, series(298))];
+    cached.push(await askTwice(service, series(296)));
     for (const [i, answer] of cached.entries())
-      assert.equal(await service.answer(series(300 - 2 * i)), answer, 'cached');
-    const a = await service.answer(series(294));
-    const b = await service.answer(series(292));
-    assert.notEqual(await service.answer(series(294)), a, 'not cached');
+      assert.equal(await ask(service, series(300 - 2 * i)), answer, 'cached');
+    const a = await ask(service, series(294));
+    const b = await ask(service, series(292));
+    assert.notEqual(await ask(service, series(294)), a, 'not cached');
     assert.notEqual(a.bytes.buffer, b.bytes.buffer, 'both unwritten: separate memory');
     for (const answer of cached) assert.notEqual(answer.bytes.buffer, a.bytes.buffer);
     assert.ok(a.bytes.toString() === (await plain(series(294))));
 
     service.written(a);
-    const c = await service.answer(series(290));
+    const c = await ask(service, series(290));
     assert.equal(c.bytes.buffer, a.bytes.buffer, "a's memory, now c's");
     assert.ok(c.bytes.toString() === (await plain(series(290))));
     assert.ok(b.bytes.toString() === (await plain(series(292))), 'b untouched');
@@ -104,9 +114,9 @@ describe('answers no cache keeps', () => {
     service.written(c);
     service.written(b);
     const texts = cached.map((answer) => answer.bytes.toString());
-    const d = await service.answer(series(288));
-    const e = await service.answer(series(286));
-    const f = await service.answer(series(284));
+    const d = await ask(service, series(288));
+    const e = await ask(service, series(286));
+    const f = await ask(service, series(284));
     for (const answer of cached)
       assert.ok(![d, e, f].some((made) => made.bytes.buffer === answer.bytes.buffer));
     assert.ok(d.bytes.toString() === (await plain(series(288))));
@@ -116,22 +126,38 @@ describe('answers no cache keeps', () => {
       cached.every((answer, i) => answer.bytes.toString() === texts[i]),
       'cached answers unchanged',
     );
-    assert.equal(await service.answer(series(300)), cached[0], 'still the cached answer');
+    assert.equal(await ask(service, series(300)), cached[0], 'still the cached answer');
     assert.ok(cached[0]!.bytes.toString() === (await plain(series(300))));
   });
 
   it('give the same bytes as the plain evaluation when every answer reuses the last one', async () => {
     const service = new MetricsQueryService(store, retention, LIMITS);
-    for (const range of [300, 298, 296]) await service.answer(series(range));
+    for (const range of [300, 298, 296]) await askTwice(service, series(range));
     let reused = 0;
     let previous: ArrayBufferLike | undefined;
     for (let range = 294; range >= 100; range -= 7) {
-      const answer = await service.answer(series(range));
+      const answer = await ask(service, series(range));
       assert.ok(answer.bytes.toString() === (await plain(series(range))), `${range} s`);
       if (answer.bytes.buffer === previous) reused++;
       previous = answer.bytes.buffer;
       service.written(answer);
     }
     assert.ok(reused >= 20, `${reused} answers in reused memory`);
+  });
+
+  it('reuse memory for steps past those kept per snapshot too (one engine answers every query)', async () => {
+    const service = new MetricsQueryService(store, retention, LIMITS);
+    // Fill the answer cache, then use up the 4 steps whose values a snapshot keeps.
+    for (const range of [300, 298, 296]) await askTwice(service, series(range));
+    for (const step of [3, 4, 5, 6]) await ask(service, { timerange_sec: 300, interval_sec: step });
+    const body = (range: number): unknown => ({ timerange_sec: range, interval_sec: 1 });
+    const first = await ask(service, body(290));
+    assert.ok(first.bytes.length >= MIN_POOLED_BYTES);
+    assert.ok(service.reusesMemory(first), 'an answer of a fifth step gives its memory back');
+    assert.ok(first.bytes.toString() === (await plain(body(290))));
+    service.written(first);
+    const second = await ask(service, body(288));
+    assert.equal(second.bytes.buffer, first.bytes.buffer, "the first answer's memory");
+    assert.ok(second.bytes.toString() === (await plain(body(288))));
   });
 });

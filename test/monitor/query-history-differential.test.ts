@@ -6,9 +6,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { MetricHistory } from '../../src/monitor/history/index.js';
 import { MetricsQueryService, parseMetricsQuery, QueryError } from '../../src/monitor/query/index.js';
-import { evaluateQuery } from '../../src/monitor/query/evaluate.js';
 import { PatternCache } from '../../src/monitor/query/pattern-cache.js';
-import { compileSelection, SeriesSelection } from '../../src/monitor/query/select.js';
 import {
   commitRandomSnapshot,
   LIMITS,
@@ -17,11 +15,12 @@ import {
   scenario,
   type Scenario,
 } from '../helpers/random-queries.js';
+import { evaluatePlainly } from './support/plain-evaluation.js';
 
 /**
  * Ranges past the raw window are answered with the history (docs/history.md#queries-which-tier-answers-which-range): the server
  * from lazily encoded history views (history-view.ts), the reference by formatting every point
- * (evaluate-history.ts). Both must give the same bytes, for random stores fed into a real history
+ * (support/plain-evaluation.ts). Both must give the same bytes, for random stores fed into a real history
  * on disk across minutes, hours, sealed windows, expired files and restarts, with series that come
  * and go.
  */
@@ -84,11 +83,7 @@ function randomLongQuery(s: HistoryScenario): Record<string, unknown> {
 
 async function reference(s: HistoryScenario, body: unknown, patterns: PatternCache): Promise<string> {
   const query = parseMetricsQuery(body, LIMITS, patterns);
-  const selection =
-    query.timerangeSec !== undefined && query.items.length === 0
-      ? SeriesSelection.all()
-      : compileSelection(query.items);
-  return evaluateQuery(s.store, s.retention, query, selection, undefined, s.history);
+  return evaluatePlainly(s.store, s.retention, query, s.history);
 }
 
 /** Compares one body; returns whether the answer holds a point older than the raw window. */
@@ -162,7 +157,7 @@ describe('metrics query past the raw window: history views against the plain eva
     assert.ok(fromHistory >= 800, `only ${fromHistory} answers held points from the history`);
   });
 
-  it('gives the same bytes when the views decline (more steps in one snapshot than they keep)', async () => {
+  it('gives the same bytes for steps past the views kept per snapshot (made for one answer)', async () => {
     const s = await historyScenario(5);
     try {
       const patterns = new PatternCache(LIMITS.maxProgramSize);
@@ -172,10 +167,37 @@ describe('metrics query past the raw window: history views against the plain eva
         timeMs += 10 * 60_000;
         s.history.ingest(timeMs, commitRandomSnapshot(s, timeMs, pool), s.store);
         for (const step of [60, 120, 180, 240, 300, 600, 3600, 7200]) {
-          const body = { timerange_sec: DAY, interval_sec: step, metrics: [] };
+          const body = randomQuery(s);
+          body.timerange_sec = s.pick([DAY, 5 * HOUR, s.hourDays * DAY]);
+          body.interval_sec = step;
           await compare(s, body, patterns, `tick ${tick}, step ${step}`);
         }
       }
+    } finally {
+      await s.history.close();
+      rmSync(s.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps an answer the history helped make from its first request, one from the raw window from its second', async () => {
+    const s = await historyScenario(3);
+    try {
+      const pool = randomSeriesPool(s).map((series) => ({ ...series, p: 1 }));
+      let timeMs = Date.UTC(2026, 2, 1);
+      for (let tick = 0; tick < 30; tick++) {
+        timeMs += 10 * 60_000;
+        s.history.ingest(timeMs, commitRandomSnapshot(s, timeMs, pool), s.store);
+      }
+      const long = { timerange_sec: DAY, metrics: [] };
+      const longText = JSON.stringify(long);
+      const first = await s.service.answer(long, longText);
+      assert.equal(s.service.cachedAnswer(longText), first, 'kept at once');
+      const raw = { timerange_sec: s.retention.rangeSec, metrics: [] };
+      const rawText = JSON.stringify(raw);
+      await s.service.answer(raw, rawText);
+      assert.equal(s.service.cachedAnswer(rawText), undefined, 'asked once');
+      const second = await s.service.answer(raw, rawText);
+      assert.equal(s.service.cachedAnswer(rawText), second, 'asked twice');
     } finally {
       await s.history.close();
       rmSync(s.dir, { recursive: true, force: true });

@@ -138,17 +138,22 @@ describe('metrics query evaluation', () => {
     );
   });
 
-  it('answers the same text for the same query while the snapshot is unchanged, a new one after a commit', async () => {
+  it('keeps the answer to a body text asked twice while the snapshot is unchanged, and not after a commit', async () => {
     const store = fixtureStore();
     const cached = new MetricsQueryService(store, { rangeSec: 20, intervalSec: 2 }, LIMITS);
     const body = { metrics: [{ name: 'net_rx', labels: { interface: 'lo' } }] };
-    const first = await cached.answer(body);
-    assert.equal(await cached.answer(structuredClone(body)), first, 'the same cached answer');
+    const text = JSON.stringify(body);
+    assert.equal(cached.cachedAnswer(text), undefined);
+    await cached.answer(body, text);
+    assert.equal(cached.cachedAnswer(text), undefined, 'a text asked once is not kept');
+    const second = await cached.answer(body, text);
+    assert.equal(cached.cachedAnswer(text), second, 'the answer to its second request is');
     const batch = new SampleBatch();
     batch.add(store.intern(METRIC_INDEX.get('net_rx')!, ['lo']), 6);
     store.commit(110_000, batch);
+    assert.equal(cached.cachedAnswer(text), undefined, 'dropped with the snapshot');
     assert.deepEqual(
-      valuesOf(JSON.parse((await cached.answer(body)).bytes.toString()) as Answer, 'net_rx', 'lo'),
+      valuesOf(JSON.parse((await cached.answer(body, text)).bytes.toString()) as Answer, 'net_rx', 'lo'),
       [[110, 6]],
     );
   });

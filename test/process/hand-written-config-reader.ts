@@ -1,4 +1,10 @@
-import type { CleanupRule, ProcessConfig, ProcessIO } from '../../src/process/config/index.js';
+import {
+  FALLBACK_DEFAULTS,
+  type CleanupRule,
+  type InputFallback,
+  type ProcessConfig,
+  type ProcessInput,
+} from '../../src/process/config/index.js';
 import { shortUuid } from '../../src/process/config/short-id.js';
 
 /*
@@ -96,7 +102,7 @@ class FieldReader {
     return [];
   }
 
-  ioList(source: Record<string, unknown>, key: 'input' | 'output', withCleanup: boolean): ProcessIO[] {
+  ioList(source: Record<string, unknown>, key: 'input' | 'output', withCleanup: boolean): ProcessInput[] {
     const value = source[key];
     if (value === undefined || value === null) return [];
     if (!Array.isArray(value)) {
@@ -114,13 +120,34 @@ class FieldReader {
       // An input or output without id gets a fresh one (docs/processes.md#process-config), unique within its list.
       while (id === '' || (item.id !== id && used.has(id))) id = shortUuid();
       used.add(id);
-      return {
+      const io: ProcessInput = {
         id,
         address: this.string(item, 'address', `${path}.address`) ?? '',
         options: this.strings(item, 'options', `${path}.options`),
         cleanup: withCleanup ? this.cleanupList(item, `${path}.cleanup`) : [],
       };
+      const fallback = withCleanup ? undefined : this.fallback(item, `${path}.fallback`);
+      return fallback === undefined ? io : { ...io, fallback };
     });
+  }
+
+  /** An input's `fallback` (issue 30); none when absent or its address is empty. */
+  private fallback(source: Record<string, unknown>, path: string): InputFallback | undefined {
+    if (source.fallback === undefined || source.fallback === null) return undefined;
+    const item = this.object(source, 'fallback', path);
+    const fallback: InputFallback = {
+      address: this.string(item, 'address', `${path}.address`) ?? '',
+      options: this.strings(item, 'options', `${path}.options`),
+      timeout_seconds:
+        this.number(item, 'timeout_seconds', `${path}.timeout_seconds`) ?? FALLBACK_DEFAULTS.timeout_seconds,
+      return_after_seconds:
+        this.number(item, 'return_after_seconds', `${path}.return_after_seconds`) ??
+        FALLBACK_DEFAULTS.return_after_seconds,
+      switch_back_interval_seconds:
+        this.number(item, 'switch_back_interval_seconds', `${path}.switch_back_interval_seconds`) ??
+        FALLBACK_DEFAULTS.switch_back_interval_seconds,
+    };
+    return fallback.address === '' ? undefined : fallback;
   }
 
   private cleanupList(source: Record<string, unknown>, path: string): CleanupRule[] {

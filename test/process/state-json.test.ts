@@ -120,6 +120,15 @@ describe('state JSON', () => {
         cpuPercent: number(),
         command: Array.from({ length: Math.floor(random() * 6) }, text),
         pid: random() < 0.3 ? undefined : number(),
+        inputLive:
+          random() < 0.5
+            ? undefined
+            : Object.fromEntries(
+                Array.from({ length: 1 + Math.floor(random() * 3) }, () => [
+                  text(),
+                  pick(['primary', 'fallback'] as const),
+                ]),
+              ),
       };
       assert.equal(stateJson(input), JSON.stringify(toState(input)), `seed ${seed}`);
     }

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { TestClock } from '../helpers/test-clock.js';
 import {
   FFMPEG_FIXTURES,
   getReport,
@@ -14,10 +15,36 @@ import {
   waitFor,
   waitForState,
   type ProcessReport,
+  type ProcessState,
 } from './support.js';
 
-/** The report of `id` once it has run three times: the first run and two reconnects. */
-function afterTwoReconnects(server: TestServer, id: string): Promise<ProcessReport> {
+/** Waits until `id` has ended `runs` runs and waits for its reconnect. */
+function reconnectPending(server: TestServer, id: string, runs: number): Promise<ProcessState> {
+  return waitFor(
+    async () => {
+      const state = await getState(server, id);
+      if (state.exec !== 'failed' || state.reconnect_seconds < 0) return undefined;
+      return (await getReport(server, id)).history.length >= runs - 1 ? state : undefined;
+    },
+    15_000,
+    `run ${runs} of ${id} to fail and wait for its reconnect`,
+  );
+}
+
+/**
+ * The report of `id` (which fails at once) once it has run three times: the first run and two
+ * reconnects, the clock moved past each reconnect delay as soon as it is pending.
+ */
+async function afterTwoReconnects(
+  server: TestServer,
+  clock: TestClock,
+  id: string,
+  delayMs: number,
+): Promise<ProcessReport> {
+  for (const runs of [1, 2]) {
+    await reconnectPending(server, id, runs);
+    clock.advance(delayMs);
+  }
   return waitFor(
     async () => {
       const current = await getReport(server, id);
@@ -40,9 +67,11 @@ function assertRunsApart(report: ProcessReport, seconds: number): void {
 }
 
 describe('supervision with the real ffmpeg', () => {
+  // The supervisor's timers (reconnect delay, stale timeout, limits) run on this clock.
+  const clock = new TestClock();
   let server: TestServer;
   before(async () => {
-    server = await startServer();
+    server = await startServer({ now: clock.now, schedule: clock.schedule });
   });
   after(() => server.close());
 
@@ -95,6 +124,8 @@ describe('supervision with the real ffmpeg', () => {
   });
 
   it('fails a process whose input does not exist and reconnects at the configured delay', async () => {
+    // Longer than any real wait of the test: only the clock the test moves brings the reconnect.
+    const delaySeconds = 30;
     await ok(
       server,
       'POST',
@@ -102,25 +133,34 @@ describe('supervision with the real ffmpeg', () => {
       lavfiProcess('missing', {
         input: [{ id: 'in', address: '{diskfs}/does-not-exist.mp4' }],
         reconnect: true,
-        reconnect_delay_seconds: 2,
+        reconnect_delay_seconds: delaySeconds,
         autostart: true,
       }),
     );
-    const failed = await waitForState(server, 'missing', 'failed');
+    const failed = await reconnectPending(server, 'missing', 1);
     assert.ok(
-      failed.reconnect_seconds >= 0 && failed.reconnect_seconds <= 2,
+      failed.reconnect_seconds > 0 && failed.reconnect_seconds <= delaySeconds,
       `reconnect in ${failed.reconnect_seconds} s`,
     );
     assert.equal(failed.order, 'start');
-    const startedAt = Date.now();
-    const report = await afterTwoReconnects(server, 'missing');
-    const elapsed = Date.now() - startedAt;
-    assertRunsApart(report, 2);
+    // Five seconds before the delay is over, nothing has started yet.
+    clock.advance((delaySeconds - 5) * 1000);
+    const waiting = await getState(server, 'missing');
+    assert.equal(waiting.exec, 'failed');
+    assert.ok(
+      waiting.reconnect_seconds > 0 && waiting.reconnect_seconds <= 5,
+      `reconnect in ${waiting.reconnect_seconds} s`,
+    );
+    assert.equal((await getReport(server, 'missing')).history.length, 0, 'no second run yet');
+    clock.advance(5000);
+    await reconnectPending(server, 'missing', 2);
+    clock.advance(delaySeconds * 1000);
+    const report = await afterTwoReconnects(server, clock, 'missing', delaySeconds * 1000);
+    assertRunsApart(report, delaySeconds);
     assert.ok(report.history.every((run) => run.exit_state === 'failed'));
     assert.ok(
       report.history.some((run) => run.log.some(([, line]) => line.includes('No such file or directory'))),
     );
-    assert.ok(elapsed >= 2000, 'no busy loop');
     await ok(server, 'PUT', '/process/missing/command', { command: 'stop' });
     const stopped = await getState(server, 'missing');
     assert.deepEqual([stopped.order, stopped.reconnect_seconds], ['stop', -1]);
@@ -128,7 +168,6 @@ describe('supervision with the real ffmpeg', () => {
   });
 
   it('backs off at least a second in a crash loop with delay 0', async () => {
-    const startedAt = Date.now();
     await ok(
       server,
       'POST',
@@ -140,12 +179,10 @@ describe('supervision with the real ffmpeg', () => {
         autostart: true,
       }),
     );
-    const report = await afterTwoReconnects(server, 'crashloop');
-    const elapsed = Date.now() - startedAt;
+    const report = await afterTwoReconnects(server, clock, 'crashloop', 1000);
     await ok(server, 'DELETE', '/process/crashloop');
-    // A busy loop would start many runs in one second.
+    // A busy loop would start many runs in one second (of the clock the timers run on).
     assertRunsApart(report, 1);
-    assert.ok(elapsed >= 2000, `three runs in ${elapsed} ms`);
   });
 
   it('stops a stale process (input accepts and sends nothing) without changing its order', async () => {
@@ -168,12 +205,16 @@ describe('supervision with the real ffmpeg', () => {
       );
       const first = await waitForState(server, 'stale', 'running');
       await waitFor(() => Promise.resolve(sockets.size > 0), 10_000, 'ffmpeg to connect');
-      const startedAt = Date.now();
       // Stopped for being stale with the order kept, then started again by reconnect: a second
       // child connects.
+      clock.advance(2000);
+      await waitFor(
+        async () => (await getReport(server, 'stale')).history.length > 0,
+        10_000,
+        'the stale run to end',
+      );
+      clock.advance(1000);
       await waitFor(() => Promise.resolve(sockets.size > 1), 15_000, 'a second connection after reconnect');
-      const elapsed = Date.now() - startedAt;
-      assert.ok(elapsed >= 1500, `restarted ${elapsed} ms after the first connection`);
       const again = await waitForState(server, 'stale', 'running');
       assert.equal(again.order, 'start');
       assert.notEqual(again.pid, first.pid);
@@ -233,8 +274,11 @@ describe('supervision with the real ffmpeg', () => {
       }),
     );
     const first = await waitForState(server, 'memory', 'running');
-    // ffmpeg's resident memory is above 1 MiB from its first sample on.
+    // ffmpeg's resident memory is above 1 MiB from its first sample on: a tick samples it, and
+    // the tick waitfor_seconds later stops it.
     const limitNote = /memory \d+ bytes above the limit of 1048576 bytes for 3 s/;
+    clock.advance(1000);
+    clock.advance(3000);
     await waitFor(
       async () => {
         const current = await getReport(server, 'memory');
@@ -243,6 +287,12 @@ describe('supervision with the real ffmpeg', () => {
       15_000,
       'the memory limit to stop the process',
     );
+    await waitFor(
+      async () => (await getReport(server, 'memory')).history.length > 0,
+      10_000,
+      'the stopped run to end',
+    );
+    clock.advance(1000);
     // The order is kept, so reconnect applies: a new child runs.
     const again = await waitFor(
       async () => {
@@ -267,9 +317,14 @@ describe('supervision with the real ffmpeg', () => {
 });
 
 describe('a child that ignores SIGINT', () => {
+  const clock = new TestClock();
   let server: TestServer;
   before(async () => {
-    server = await startServer({ config: { ffmpeg: { binary: join(FFMPEG_FIXTURES, 'ignore-sigint.sh') } } });
+    server = await startServer({
+      config: { ffmpeg: { binary: join(FFMPEG_FIXTURES, 'ignore-sigint.sh') } },
+      now: clock.now,
+      schedule: clock.schedule,
+    });
   });
   after(() => server.close());
 
@@ -281,10 +336,19 @@ describe('a child that ignores SIGINT', () => {
       5000,
       'the stand-in to start',
     );
-    const started = Date.now();
-    await ok(server, 'PUT', '/process/stubborn/command', { command: 'stop' });
-    const elapsed = Date.now() - started;
-    assert.ok(elapsed >= 4900 && elapsed < 9000, `stop took ${elapsed} ms`);
+    const started = clock.now();
+    const stopped = ok(server, 'PUT', '/process/stubborn/command', { command: 'stop' });
+    await waitForState(server, 'stubborn', 'finishing');
+    // Two seconds short of the 5 s, the child has had SIGINT only.
+    clock.advance(3000);
+    assert.equal((await getState(server, 'stubborn')).exec, 'finishing');
+    assert.ok(
+      !(await getReport(server, 'stubborn')).log.some(([, line]) => line.includes('sending SIGKILL')),
+    );
+    clock.advance(2000);
+    await stopped;
+    const elapsed = clock.now() - started;
+    assert.ok(elapsed >= 5000, `stop took ${elapsed} ms`);
     const state = await getState(server, 'stubborn');
     assert.deepEqual([state.exec, state.order], ['killed', 'stop']);
     assert.equal(isAlive(running.pid), false);

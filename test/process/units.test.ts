@@ -218,7 +218,7 @@ describe('db.json format', () => {
       'reconnect_delay_seconds',
       'options',
     ]) {
-      assert.deepEqual(store[key], original?.[key], key);
+      assert.deepEqual(store[key as keyof typeof store], original?.[key], key);
     }
     const written = JSON.parse(
       serializeDb(

@@ -5,3 +5,4 @@ export { encodeChunks } from './chunk-writer.js';
 export { decodeAmf0, encodeAmf0, type Amf0Value } from './amf0.js';
 export { MessageType, RtmpProtocolError, type RtmpMessage } from './message.js';
 export { parseStreamPath } from './stream-path.js';
+export type { TagListener } from './live-stream.js';

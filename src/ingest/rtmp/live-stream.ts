@@ -23,6 +23,15 @@ export interface RelayLimits {
   chunkSize: number;
 }
 
+/**
+ * Receives a stream's messages as they come, not chunk-encoded: the server's own processes that
+ * read the stream in the server (docs/processes.md#fallback-sources). `typeId` 18 is `onMetaData`.
+ */
+export interface TagListener {
+  tag(typeId: number, timestamp: number, payload: Buffer): void;
+  end(reason: string): void;
+}
+
 /** The message stream id every player's `createStream` gets: it lets all players share one encoding. */
 export const PLAY_STREAM_ID = 1;
 
@@ -45,6 +54,9 @@ interface Player {
  */
 export class LiveStream {
   private readonly players = new Set<Player>();
+  private readonly listeners = new Set<TagListener>();
+  /** What a listener gets first: metadata and sequence headers as they came. */
+  private readonly rawHeaders = new Map<number, { timestamp: number; payload: Buffer }>();
   private metadata: Buffer | undefined;
   private videoHeader: Buffer | undefined;
   private audioHeader: Buffer | undefined;
@@ -70,6 +82,8 @@ export class LiveStream {
   setMetadata(payload: Buffer): void {
     this.metadata = this.encode(MessageType.DATA_AMF0, 0, payload, ChunkStreamId.DATA);
     for (const player of this.players) player.sink.write(this.metadata);
+    this.rawHeaders.set(MessageType.DATA_AMF0, { timestamp: 0, payload });
+    for (const listener of this.listeners) listener.tag(MessageType.DATA_AMF0, 0, payload);
   }
 
   /** One audio or video message from the publisher. */
@@ -77,7 +91,9 @@ export class LiveStream {
     const video = typeId === MessageType.VIDEO;
     const kind = classifyTag(typeId, payload);
     const bytes = this.encode(typeId, timestamp, payload, video ? ChunkStreamId.VIDEO : ChunkStreamId.AUDIO);
+    for (const listener of this.listeners) listener.tag(typeId, timestamp, payload);
     if (kind === 'sequence-header') {
+      this.rawHeaders.set(typeId, { timestamp, payload });
       if (video) {
         this.hasVideo = true;
         this.videoHeader = bytes;
@@ -105,6 +121,16 @@ export class LiveStream {
     this.players.add(player);
   }
 
+  /** Adds a listener: it gets the metadata and sequence headers so far, then every message; answers its removal. */
+  addListener(listener: TagListener): () => void {
+    for (const typeId of [MessageType.DATA_AMF0, MessageType.VIDEO, MessageType.AUDIO]) {
+      const header = this.rawHeaders.get(typeId);
+      if (header !== undefined) listener.tag(typeId, header.timestamp, header.payload);
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   removePlayer(sink: PlayerSink): void {
     for (const player of this.players) if (player.sink === sink) this.players.delete(player);
   }
@@ -113,6 +139,8 @@ export class LiveStream {
   end(reason: string): void {
     for (const player of [...this.players]) player.sink.close(reason);
     this.players.clear();
+    for (const listener of [...this.listeners]) listener.end(reason);
+    this.listeners.clear();
     this.gop = [];
     this.gopBytes = 0;
   }

@@ -74,6 +74,15 @@ export class RtmpServer implements ConnectionHost {
     this.ticker.unref();
   }
 
+  /**
+   * A reloaded `rtmp.app` and `rtmp.token`: asked of every publish and play from now on; the
+   * streams already published or played keep running.
+   */
+  setAccess(access: { app: string; token: string }): void {
+    this.options.app = access.app;
+    this.options.token = access.token;
+  }
+
   /** Paths being published now, e.g. `/live/abc` (GET /api/v3/rtmp). */
   channels(): string[] {
     return [...this.streams.keys()];
@@ -82,6 +91,17 @@ export class RtmpServer implements ConnectionHost {
   /** The ports the listeners are bound to, plain first (port 0 in the config picks a free one). */
   ports(): number[] {
     return this.listeners.map((server) => (server.address() as AddressInfo).port);
+  }
+
+  /**
+   * The live stream a play request for `url` (`rtmp://…/<path>[?token=…]`) would get, token
+   * checked as for a player; undefined when it is not published or the token is wrong.
+   */
+  playable(url: URL): LiveStream | undefined {
+    const token = this.options.token;
+    const parsed = parseStreamPath('', `${url.pathname}${url.search}`, token !== '');
+    if (parsed === undefined || (token !== '' && !sameSecret(parsed.token, token))) return undefined;
+    return this.streams.get(parsed.path);
   }
 
   /** The live stream at a path (for tools and tests). */
@@ -107,6 +127,14 @@ export class RtmpServer implements ConnectionHost {
     server.on('error', (error) => this.options.logger.error({ err: error }, 'rtmp listener error'));
     this.listeners.push(server);
     return server.address() as AddressInfo;
+  }
+
+  /**
+   * Stops listening on every address; the connections accepted keep running (a reload that moves
+   * the listeners opens the new ones after this).
+   */
+  stopListening(): void {
+    for (const server of this.listeners.splice(0)) server.close();
   }
 
   /** Stops listening and ends every connection (publishers first, so players see the end). */

@@ -1,9 +1,8 @@
 import { CATALOG } from '../store/index.js';
 
 /**
- * The pieces of an answer's JSON text (docs/metrics.md#post-apiv3metrics-the-query) that every way of answering shares: the plain
- * evaluations (evaluate.ts, evaluate-history.ts) and the fragments (series-fragments.ts,
- * history-view.ts, assemble-answer.ts) write the same bytes from them.
+ * The pieces of an answer's JSON text (docs/metrics.md#post-apiv3metrics-the-query) that every
+ * fragment (series-fragments.ts, history-view.ts, assemble-answer.ts) is written from.
  */
 
 /** Catalog indices in name order: the order of the answer. */

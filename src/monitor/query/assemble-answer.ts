@@ -25,20 +25,27 @@ const SERIES_END = Buffer.from(']}');
 const ANSWER_END = Buffer.from(']}');
 const allocateUnpooled = (length: number): Buffer => Buffer.allocUnsafe(length);
 
+/** An answer's bytes; `fromHistory`: its range reached past the raw window (a history tier answered). */
+export interface AssembledAnswer {
+  bytes: Buffer;
+  fromHistory: boolean;
+}
+
 /**
- * The answer of a query assembled from encoded fragments (series-fragments.ts): per matching
- * series, its latest-value object, or its head, the tail of its encoded values and `]}`. No number
- * is formatted and no object is built per request; the request's own work is selecting series and
- * copying bytes. Same bytes as `evaluateQuery` (the tests compare them on thousands of queries).
+ * The answer of a query (docs/metrics.md#post-apiv3metrics-the-query), assembled from encoded
+ * fragments (series-fragments.ts): per matching series, its latest-value object, or its head, the
+ * tail of its encoded values and `]}`. No number is formatted twice within a snapshot and no
+ * object is built per request; the request's own work is selecting series and copying bytes. The
+ * tests compare its bytes with a plain evaluation that formats every point
+ * (test/monitor/support/plain-evaluation.ts) on thousands of random queries.
  *
  * The objects come from one `SeriesSource` per answer, so a second source of points (for example
  * history kept at a coarser step) can answer a series the same way.
  *
  * `head` starts an answer from the raw window (the configured window and interval, `answerHead`);
- * an answer from a history tier starts with the range and step it used instead. Undefined when the
- * fragments decline (too many distinct steps in this snapshot): the caller then evaluates the
- * plain way. `allocate` gives the memory of the answer itself (answer-buffers.ts). Resolves at once
- * unless the range reads the history's files.
+ * an answer from a history tier starts with the range and step it used instead. `allocate` gives
+ * the memory of the answer itself (answer-buffers.ts). Resolves at once unless the range reads the
+ * history's files.
  */
 export async function assembleAnswer(
   store: MetricStore,
@@ -50,18 +57,19 @@ export async function assembleAnswer(
   deadline: QueryDeadline,
   history?: MetricHistory,
   allocate: (length: number) => Buffer = allocateUnpooled,
-): Promise<Buffer | undefined> {
+): Promise<AssembledAnswer> {
   const writer = new AnswerWriter(allocate);
   const historyRange =
     store.snapshotCount === 0 ? undefined : historyRangeOf(query, retention, store, history);
   if (historyRange !== undefined) {
     writer.push(Buffer.from(answerHead(historyRange)));
-    return assembleHistory(writer, fragments, history!, historyRange, selection, deadline);
+    const bytes = await assembleHistory(writer, fragments, history!, historyRange, selection, deadline);
+    return { bytes, fromHistory: true };
   }
   writer.push(head);
   if (store.snapshotCount === 0) {
     writer.push(ANSWER_END);
-    return writer.toBuffer();
+    return { bytes: writer.toBuffer(), fromHistory: false };
   }
   let source: SeriesSource;
   if (query.timerangeSec === undefined) {
@@ -69,8 +77,7 @@ export async function assembleAnswer(
   } else {
     const intervalSec = stepOf(query, retention);
     const count = pointCountOf(query, retention, store);
-    const step = fragments.stepValues(intervalSec, maxPointsOf(intervalSec, retention, store));
-    if (step === undefined) return undefined;
+    const step = fragments.stepValues(intervalSec, maxPointsOf(intervalSec, retention, store), count);
     source = new StepTail(fragments, step, step.count - count);
   }
   const walk = new SeriesWalk(store, selection, source, deadline);
@@ -81,7 +88,7 @@ export async function assembleAnswer(
     else writer.pushObjects(block);
   }
   writer.push(ANSWER_END);
-  return writer.toBuffer();
+  return { bytes: writer.toBuffer(), fromHistory: false };
 }
 
 /** Stands for the empty pattern (any value) where a kept block is looked up by pattern. */
@@ -125,9 +132,8 @@ async function assembleHistory(
   range: HistoryRange,
   selection: SeriesSelection,
   deadline: QueryDeadline,
-): Promise<Buffer | undefined> {
+): Promise<Buffer> {
   const view = fragments.historyView(history, range);
-  if (view === undefined) return undefined;
   const first = view.count - range.count;
   const lists = await view.seriesFrom(first, (metricIndex) => selection.wantsMetric(metricIndex));
   const chosen: HistoryEntry[] = [];
@@ -185,7 +191,9 @@ class StepTail implements SeriesSource {
     this.fragments = fragments;
     this.step = step;
     this.first = first;
-    this.variant = `${step.plan.intervalSec}/${first}`;
+    // Named by the step and the number of points, not by `first`: a step made for one answer
+    // (series-fragments.ts) has its own, shorter plan, whose tail is the same points.
+    this.variant = `${step.plan.intervalSec}/${step.count - first}`;
   }
 
   write(id: number, out: AnswerWriter): void {

@@ -5,19 +5,25 @@ import { AnswerBuffers, MIN_POOLED_BYTES } from './answer-buffers.js';
 import { assembleAnswer } from './assemble-answer.js';
 import { QueryDeadline } from './deadline.js';
 import { answerHead } from './answer-text.js';
-import { evaluateQuery } from './evaluate.js';
 import { parseMetricsQuery, type MetricsQuery, type QueryLimits } from './parse.js';
 import { PatternCache } from './pattern-cache.js';
 import type { Retention } from './point-plan.js';
-import { compileSelection, SeriesSelection } from './select.js';
+import { selectionOf } from './select.js';
 import { SeriesFragments } from './series-fragments.js';
 
 /**
- * Bytes of answers (and of the request texts that name them) kept per snapshot. Answers assembled
+ * Bytes of answers and of the request texts asked in a snapshot kept for it. Answers assembled
  * from fragments are cheap, so the cache only has to catch the dashboard that repeats a body; a
- * bound in bytes keeps a stream of varied queries from holding megabytes per snapshot.
+ * bound in bytes keeps a stream of varied queries from holding megabytes per snapshot
+ * (docs/metrics.md#caches-on-the-query-path).
  */
 const MAX_CACHED_BYTES = 2 << 20;
+
+interface Evaluated {
+  answer: EncodedBody;
+  pooled: boolean;
+  fromHistory: boolean;
+}
 
 /** The answer while collection is disabled (docs/metrics.md#post-apiv3metrics-the-query). */
 export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]}';
@@ -27,11 +33,12 @@ export const DISABLED_ANSWER = '{"timerange_sec":0,"interval_sec":0,"metrics":[]
  *
  * Answers are assembled from fragments encoded once per series and snapshot (assemble-answer.ts),
  * so a query that differs from every earlier one costs selecting series and copying bytes. On top,
- * answers are cached for the snapshot, by the request's raw text (a dashboard repeating the same
- * body byte for byte is answered without parsing) and by the query's canonical key. Patterns are
- * compiled once and kept in a bounded cache. Every query has a time budget (`QueryDeadline`).
- * An assembled answer that no cache keeps is written into memory reused from earlier such answers
- * (answer-buffers.ts); the caller reports with `written` when its response is out.
+ * answers are kept for the snapshot by the request's raw text (from its second request, or its
+ * first when the history answered): a dashboard repeating the same body byte for byte is answered
+ * without parsing. Patterns are compiled once and kept in a bounded cache. Every query has a time
+ * budget (`QueryDeadline`). An assembled answer that no cache keeps is written into memory reused
+ * from earlier such answers (answer-buffers.ts); the caller reports with `written` when its
+ * response is out.
  */
 export class MetricsQueryService {
   private readonly store: MetricStore | undefined;
@@ -41,8 +48,9 @@ export class MetricsQueryService {
   private readonly patterns: PatternCache;
   private readonly fragments: SeriesFragments | undefined;
   private readonly head: Buffer;
-  private readonly byKey = new Map<string, EncodedBody>();
   private readonly byText = new Map<string, EncodedBody>();
+  /** Texts asked once in this snapshot (`keep`). */
+  private readonly askedOnce = new Set<string>();
   private cachedBytes = 0;
   private readonly disabledAnswer = new EncodedBody(DISABLED_ANSWER);
   private cachedSeq = -1;
@@ -82,19 +90,16 @@ export class MetricsQueryService {
   /**
    * The JSON answer for a parsed request body; rejects with `QueryError` (→ 400) for an invalid
    * query and `QueryTimeoutError` (→ 503) when it spends its time budget. `text`, the body as
-   * received, makes a later identical request a `cachedAnswer` hit. A range that reads the
-   * history's files waits for them (the thread pool); when a snapshot is committed meanwhile, the
-   * answer is made again from the new one (the history's part is then in memory), so an answer
+   * received, makes later identical requests `cachedAnswer` hits (see `keep`). A range that reads
+   * the history's files waits for them (the thread pool); when a snapshot is committed meanwhile,
+   * the answer is made again from the new one (the history's part is then in memory), so an answer
    * always belongs to one snapshot.
    */
   async answer(body: unknown, text?: string): Promise<EncodedBody> {
     const deadline = new QueryDeadline(this.now, this.limits.maxTimeMs);
     const query = parseMetricsQuery(body, this.limits, this.patterns, deadline);
-    let answer: EncodedBody | undefined;
     for (;;) {
       this.dropStaleAnswers();
-      answer = this.byKey.get(query.key);
-      if (answer !== undefined) break;
       const seq = this.store?.newestSeq;
       const evaluated = await this.evaluate(query, deadline);
       if (this.store?.newestSeq !== seq) {
@@ -102,15 +107,9 @@ export class MetricsQueryService {
         deadline.check();
         continue;
       }
-      answer = evaluated.answer;
-      if (this.fits(answer.bytes.length + query.key.length)) this.byKey.set(query.key, answer);
-      else if (evaluated.pooled) this.reusable.add(answer);
-      break;
+      this.keep(evaluated, text);
+      return evaluated.answer;
     }
-    if (text !== undefined && this.byKey.get(query.key) === answer && this.fits(text.length)) {
-      this.byText.set(text, answer);
-    }
-    return answer;
   }
 
   /** Does `answer` (from `answer`) give its memory back once written (see `written`)? */
@@ -127,37 +126,43 @@ export class MetricsQueryService {
     if (this.reusable.delete(answer)) this.buffers.release(answer.bytes);
   }
 
-  /** `pooled`: the answer's bytes came from `buffers`. */
-  private async evaluate(
-    query: MetricsQuery,
-    deadline: QueryDeadline,
-  ): Promise<{ answer: EncodedBody; pooled: boolean }> {
+  /** `pooled`: the answer's bytes came from `buffers`; `fromHistory`: a tier answered part of it. */
+  private async evaluate(query: MetricsQuery, deadline: QueryDeadline): Promise<Evaluated> {
     const store = this.store;
     if (store === undefined || this.fragments === undefined)
-      return { answer: this.disabledAnswer, pooled: false };
-    const selection =
-      query.timerangeSec !== undefined && query.items.length === 0
-        ? SeriesSelection.all()
-        : compileSelection(query.items);
-    const assembled = await assembleAnswer(
+      return { answer: this.disabledAnswer, pooled: false, fromHistory: false };
+    const { bytes, fromHistory } = await assembleAnswer(
       store,
       this.retention,
       this.fragments,
       this.head,
       query,
-      selection,
+      selectionOf(query),
       deadline,
       this.history,
       this.allocate,
     );
-    if (assembled !== undefined)
-      return { answer: new EncodedBody(assembled), pooled: assembled.length >= MIN_POOLED_BYTES };
-    return {
-      answer: new EncodedBody(
-        await evaluateQuery(store, this.retention, query, selection, deadline, this.history),
-      ),
-      pooled: false,
-    };
+    return { answer: new EncodedBody(bytes), pooled: bytes.length >= MIN_POOLED_BYTES, fromHistory };
+  }
+
+  /**
+   * Keeps the answer for `text`: at once when a history tier answered part of it (making it again
+   * costs milliseconds), else once that text is asked a second time in this snapshot. A kept answer
+   * holds memory of its own, where one given once goes back to `buffers` when written, and most
+   * texts are asked once (a range picker, varied label selections): keeping every first answer
+   * from the raw window cost a 30 KB answer about 24 µs more than it saved
+   * (docs/metrics.md#caches-on-the-query-path).
+   */
+  private keep({ answer, pooled, fromHistory }: Evaluated, text: string | undefined): void {
+    if (text !== undefined) {
+      if (!fromHistory && !this.askedOnce.has(text)) {
+        if (this.fits(text.length)) this.askedOnce.add(text);
+      } else if (this.fits(answer.bytes.length + (this.askedOnce.has(text) ? 0 : text.length))) {
+        this.byText.set(text, answer);
+        return;
+      }
+    }
+    if (pooled) this.reusable.add(answer);
   }
 
   /** Counts `bytes` against the cache bound if they fit. */
@@ -171,8 +176,8 @@ export class MetricsQueryService {
   private dropStaleAnswers(): void {
     const seq = this.store?.newestSeq ?? -1;
     if (seq === this.cachedSeq) return;
-    this.byKey.clear();
     this.byText.clear();
+    this.askedOnce.clear();
     this.cachedBytes = 0;
     this.cachedSeq = seq;
   }

@@ -36,8 +36,6 @@ export interface MetricsQuery {
   /** Seconds; `undefined` = not given. */
   intervalSec: number | undefined;
   items: readonly QueryItem[];
-  /** Canonical text of the query: equal keys mean equal answers for the same snapshot. */
-  key: string;
 }
 
 /** A query the client got wrong; `details` name each field, item and label at fault. */
@@ -73,14 +71,13 @@ export function parseMetricsQuery(
     patterns,
     deadline,
     details,
-    key: `${timerangeSec ?? 0}/${intervalSec ?? 0}`,
     patternLength: 0,
     programSize: 0,
     refused: false,
   };
   const items = parseItems(record.metrics, context);
   if (details.length > 0) throw new QueryError(details);
-  return { timerangeSec, intervalSec, items, key: context.key };
+  return { timerangeSec, intervalSec, items };
 }
 
 /** `0`, `null` and absent mean "not given"; anything but a non-negative integer is an error. */
@@ -94,16 +91,14 @@ function parseSeconds(value: unknown, field: string, details: string[]): number 
 }
 
 /**
- * What the item parsers share: the bounds, the pattern cache, the list of problems, and the
- * canonical key built along the way (every string length-prefixed, so it is unambiguous).
- * This runs on every query, so the success path builds no message strings.
+ * What the item parsers share: the bounds, the pattern cache and the list of problems. This runs
+ * on every query, so the success path builds no message strings.
  */
 interface ItemContext {
   limits: QueryLimits;
   patterns: PatternCache;
   deadline: QueryDeadline | undefined;
   details: string[];
-  key: string;
   /** Characters and program instructions of the patterns so far. */
   patternLength: number;
   programSize: number;
@@ -143,7 +138,6 @@ function parseItem(entry: unknown, index: number, context: ItemContext): QueryIt
     details.push(`metrics[${index}].name: must be a string, got ${describe(name)}`);
     return undefined;
   }
-  context.key += `|${name.length}:${name}`;
   if (labels === undefined || labels === null) return { name, labels: NO_LABELS };
   if (typeof labels !== 'object' || Array.isArray(labels)) {
     details.push(
@@ -174,7 +168,6 @@ function parseSelector(label: string, pattern: unknown, context: ItemContext): L
     if (typeof compiled === 'string') return compiled;
     regexp = compiled;
   }
-  context.key += `{${label.length}:${label}=${source.length}:${source}}`;
   return { label, pattern: source, regexp };
 }
 

@@ -1,6 +1,6 @@
 import type { LabelPattern } from './label-pattern.js';
 import { CATALOG, METRIC_INDEX } from '../store/index.js';
-import type { QueryItem } from './parse.js';
+import type { MetricsQuery, QueryItem } from './parse.js';
 
 /** One label selector: the label's position in the series' label values, and its pattern (`undefined` = any value). */
 export interface Selector {
@@ -82,4 +82,14 @@ export function compileSelection(items: readonly QueryItem[]): SeriesSelection {
     (byMetric[metricIndex] ??= []).push({ selectors });
   }
   return new SeriesSelection(byMetric);
+}
+
+/**
+ * The series a parsed query asks for: its items, or every series for a time-series query with an
+ * empty `metrics` list (docs/metrics.md#post-apiv3metrics-the-query).
+ */
+export function selectionOf(query: MetricsQuery): SeriesSelection {
+  return query.timerangeSec !== undefined && query.items.length === 0
+    ? SeriesSelection.all()
+    : compileSelection(query.items);
 }

@@ -8,9 +8,9 @@ import { planPoints, toUnixSeconds, type HistoryRange, type PointPlan } from './
 
 /**
  * Steps (`interval_sec`) whose encoded values are kept per snapshot (and as many history views,
- * history-view.ts). A query with another step is
- * answered by the plain evaluation: an attacker cycling through steps cannot make the server
- * encode the whole window again and again within one snapshot.
+ * history-view.ts). A query with another step has its own points encoded for it alone: an
+ * attacker cycling through steps cannot make the server encode the whole window again and again
+ * within one snapshot.
  */
 const MAX_STEPS_PER_SNAPSHOT = 4;
 
@@ -144,38 +144,40 @@ export class SeriesFragments {
   }
 
   /**
-   * The values of step `intervalSec` over `count` points (the longest window of that step), or
-   * undefined when this snapshot already keeps the most steps it may.
+   * The values of step `intervalSec`: kept for the snapshot over `maxCount` points (the longest
+   * window of that step), or, once this snapshot keeps the most steps it may, made for one answer
+   * over its own `count` points. The times of a step's points do not depend on their number, so
+   * both give the same pairs for the same point.
    */
-  stepValues(intervalSec: number, count: number): StepValues | undefined {
+  stepValues(intervalSec: number, maxCount: number, count: number): StepValues {
     this.dropIfStale();
     let step = this.steps.get(intervalSec);
-    if (step === undefined) {
-      if (this.steps.size >= MAX_STEPS_PER_SNAPSHOT) return undefined;
-      step = new StepValues(this.store, planPoints(this.store, intervalSec, count));
-      this.steps.set(intervalSec, step);
-    }
+    if (step !== undefined) return step;
+    if (this.steps.size >= MAX_STEPS_PER_SNAPSHOT)
+      return new StepValues(this.store, planPoints(this.store, intervalSec, count));
+    step = new StepValues(this.store, planPoints(this.store, intervalSec, maxCount));
+    this.steps.set(intervalSec, step);
     return step;
   }
 
   /**
-   * The points of the history range's tier and step (history-view.ts), or undefined when this
-   * snapshot already keeps the most steps it may.
+   * The points of the history range's tier and step (history-view.ts): kept for the snapshot over
+   * the longest range that tier answers at that step, or, once this snapshot keeps the most views
+   * it may, made for one answer over the range's own points.
    */
-  historyView(history: MetricHistory, range: HistoryRange): HistoryView | undefined {
+  historyView(history: MetricHistory, range: HistoryRange): HistoryView {
     this.dropIfStale();
     const key = `${range.tier.options.name}/${range.intervalSec}`;
     let view = this.historyViews.get(key);
-    if (view === undefined) {
-      if (this.historyViews.size >= MAX_STEPS_PER_SNAPSHOT) return undefined;
-      view = new HistoryView(
-        this.store,
-        history,
-        range.tier,
-        planPoints(this.store, range.intervalSec, range.maxCount),
-      );
-      this.historyViews.set(key, view);
-    }
+    if (view !== undefined) return view;
+    const kept = this.historyViews.size < MAX_STEPS_PER_SNAPSHOT;
+    view = new HistoryView(
+      this.store,
+      history,
+      range.tier,
+      planPoints(this.store, range.intervalSec, kept ? range.maxCount : range.count),
+    );
+    if (kept) this.historyViews.set(key, view);
     return view;
   }
 

@@ -9,7 +9,13 @@ export interface EncoderCommand {
    * `reference`: the address names another process's output (`#id:output=out`), which was checked
    * as that process's output; only the options are checked here.
    */
-  input: readonly { address: string; options: readonly string[]; reference?: boolean }[];
+  input: readonly {
+    address: string;
+    options: readonly string[];
+    reference?: boolean;
+    /** Read by a feeder of its own while the input is lost: checked as an input too. */
+    fallback?: { address: string; options: readonly string[] };
+  }[];
   output: readonly { address: string; options: readonly string[] }[];
 }
 
@@ -39,6 +45,22 @@ export function checkEncoderAccess(
   };
   checkOptions(resolved.options, 'options', findings, checks);
   resolved.input.forEach((input, index) => {
+    const fallback = input.fallback;
+    if (fallback !== undefined) {
+      const path = `input[${index}].fallback`;
+      const format = checkOptions(fallback.options, `${path}.options`, findings, checks);
+      const writtenFallback = written.input[index]?.fallback?.address;
+      checkAddress(
+        fallback.address,
+        'input',
+        format,
+        `${path}.address`,
+        0,
+        context,
+        quoted(findings, writtenFallback),
+        checks,
+      );
+    }
     const format = checkOptions(input.options, `input[${index}].options`, findings, checks);
     if (input.reference === true) return;
     const where = `input[${index}].address`;

@@ -25,6 +25,8 @@ export function toState(input: {
   cpuPercent: number;
   command: string[];
   pid: number | undefined;
+  /** Which source feeds each input with a fallback; undefined without fallbacks. */
+  inputLive: Readonly<Record<string, 'primary' | 'fallback'>> | undefined;
 }): StateView {
   return {
     order: input.order,
@@ -37,6 +39,7 @@ export function toState(input: {
     cpu_usage: round3(input.cpuPercent),
     command: input.command,
     pid: input.pid ?? 0,
+    input_live: input.inputLive,
   };
 }
 

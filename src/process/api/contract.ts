@@ -77,6 +77,12 @@ export const ProcessState = Type.Object(
     cpu_usage: Type.Number(),
     command: Type.Array(Type.String()),
     pid: Type.Integer({ description: 'process id of the running encoder, 0 when none' }),
+    input_live: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.Literal('primary'), Type.Literal('fallback')]), {
+        description:
+          'per input with a fallback, which source feeds it now (docs/processes.md#fallback-sources); absent without fallbacks',
+      }),
+    ),
   },
   { $id: 'ProcessState', title: 'ProcessState', additionalProperties: true },
 );

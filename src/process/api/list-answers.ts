@@ -4,6 +4,9 @@ import type { ProcessPart } from './api-shapes.js';
 import { processListPieces, type JsonPieces } from './process-json-fragments.js';
 import { LIST_STATE_MAX_AGE_MS } from './published-state.js';
 import { sameElements } from './same-elements.js';
+import { unrefTimeout, type Schedule } from '../supervise/index.js';
+
+export type { Schedule };
 
 /** One question a client asks of the list: which processes, which parts; `key` names it. */
 export interface ListQuestion {
@@ -40,16 +43,6 @@ const ANSWER_AHEAD_EVERY_MS = 900;
  * before the next round (then a request would encode it, and deflate the list, itself), ms.
  */
 const RENEW_AHEAD_AFTER_MS = LIST_STATE_MAX_AGE_MS - ANSWER_AHEAD_EVERY_MS - 50;
-
-/** Calls `fire` after `delayMs`; what it returns cancels the call if it is still pending. */
-export type Schedule = (fire: () => void, delayMs: number) => () => void;
-
-/** The real timer; an answer prepared ahead is never a reason to keep the process alive. */
-const unrefTimeout: Schedule = (fire, delayMs) => {
-  const timer = setTimeout(fire, delayMs);
-  timer.unref();
-  return () => clearTimeout(timer);
-};
 
 interface KeptAnswer {
   readonly question: ListQuestion;

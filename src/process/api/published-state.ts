@@ -6,7 +6,7 @@ import { stateInput } from './views.js';
 /**
  * The state of each process as the process list sends it: kept for up to a second of the service's
  * clock, and encoded again at once when something a client acts on changes (order, exec state,
- * pid, last log line, command line). What moves continuously (runtime, reconnect countdown,
+ * pid, last log line, command line, the live source of an input with a fallback). What moves continuously (runtime, reconnect countdown,
  * ffmpeg's progress, CPU and memory) is then up to a second old in the list; its sources report
  * once a second anyway (ffmpeg's progress block, the usage sampler). With 200 processes encoding
  * every state on every request was most of the list's answer time, and nearly every state had
@@ -20,6 +20,8 @@ interface PublishedState {
   readonly exec: string;
   readonly pid: number | undefined;
   readonly lastLogLine: string;
+  /** The switch's view object, the same until an input changes source. */
+  readonly inputLive: object | undefined;
   readonly command: readonly string[];
   readonly bytes: Buffer;
 }
@@ -50,6 +52,7 @@ export function publishedStateBytes(
     kept.exec === supervisor.state &&
     kept.pid === supervisor.pid &&
     kept.lastLogLine === entry.report.lastLogLine &&
+    kept.inputLive === entry.liveInputs.view() &&
     // By value: the command lines of processes that read another process's output are built anew
     // on every call (they follow the other config).
     sameElements(kept.command, command)
@@ -64,6 +67,7 @@ export function publishedStateBytes(
     exec: input.state,
     pid: supervisor.pid,
     lastLogLine: input.lastLogLine,
+    inputLive: input.inputLive,
     command,
     bytes,
   });

@@ -27,7 +27,9 @@ export function stateJson(input: Parameters<typeof toState>[0]): string {
     `,"progress":${progress}` +
     `,"memory_bytes":${num(Math.round(input.memoryBytes))}` +
     `,"cpu_usage":${num(round3(input.cpuPercent))}` +
-    `,"command":${command},"pid":${num(input.pid ?? 0)}}`
+    `,"command":${command},"pid":${num(input.pid ?? 0)}` +
+    (input.inputLive === undefined ? '' : `,"input_live":${JSON.stringify(input.inputLive)}`) +
+    '}'
   );
 }
 

@@ -32,6 +32,7 @@ export function stateInput(
     cpuPercent: resources.cpuPercent,
     command: service.commandLine(entry),
     pid: supervisor.state === 'running' || supervisor.state === 'finishing' ? supervisor.pid : undefined,
+    inputLive: entry.liveInputs.view(),
   };
 }
 

@@ -34,6 +34,41 @@ const ProcessIO = Type.Object({
 });
 export type ProcessIO = Static<typeof ProcessIO>;
 
+/** How long, in seconds (the bounds are named by the semantic checks, validate-config.ts). */
+const SECONDS = (description: string) => Type.Number({ minimum: 0, description });
+
+/** A source that stands in while an input's own is lost (docs/processes.md#fallback-sources). */
+const InputFallback = Type.Object({
+  address: Type.String({
+    description:
+      'an image (shown with silence), a media file (looped) or a live source; the access rules apply',
+  }),
+  options: Type.Array(Type.String(), { description: 'ffmpeg options for reading the fallback' }),
+  timeout_seconds: SECONDS(
+    'without data from the input this long (0.2 to 3600), the fallback takes over; default 1',
+  ),
+  return_after_seconds: SECONDS(
+    'the input must deliver this long without a gap (at most 86400) before it takes over again; default 2',
+  ),
+  switch_back_interval_seconds: SECONDS(
+    'two switch-backs to the input are at least this far apart (a flapping input; at most 86400); default 10',
+  ),
+});
+export type InputFallback = Static<typeof InputFallback>;
+
+/** The defaults of a fallback's timings (docs/processes.md#fallback-sources). */
+export const FALLBACK_DEFAULTS = {
+  timeout_seconds: 1,
+  return_after_seconds: 2,
+  switch_back_interval_seconds: 10,
+} as const;
+
+const ProcessInput = Type.Object({
+  ...ProcessIO.properties,
+  fallback: Type.Optional(InputFallback),
+});
+export type ProcessInput = Static<typeof ProcessInput>;
+
 const ProcessLimits = Type.Object({
   cpu_usage: Type.Number({ minimum: 0, description: 'percent of the whole machine; 0 = no limit' }),
   memory_mbytes: Type.Integer({
@@ -53,7 +88,7 @@ export const ProcessConfig = Type.Object(
     id: Type.String(),
     type: Type.Literal('ffmpeg'),
     reference: Type.String(),
-    input: Type.Array(ProcessIO),
+    input: Type.Array(ProcessInput),
     output: Type.Array(ProcessIO),
     options: Type.Array(Type.String()),
     reconnect: Type.Boolean(),
@@ -73,15 +108,32 @@ const CleanupRuleBody = Type.Object({
   purge_on_delete: Given(CleanupRule.properties.purge_on_delete),
 });
 
-/** An input as sent; a `cleanup` of an input is ignored, whatever it holds. */
-const InputBody = Type.Object({
+const IOBody = Type.Object({
   id: Given(Type.String({ description: 'a fresh one when absent or taken' })),
   address: Given(ProcessIO.properties.address),
   options: Given(ProcessIO.properties.options),
 });
 
+/**
+ * An input as sent; a `cleanup` of an input is ignored, whatever it holds. A `fallback` not given
+ * in an update keeps the one the input of the same id has (clients that do not know the field
+ * send the input without it); one with an empty address removes it.
+ */
+const InputBody = Type.Object({
+  ...IOBody.properties,
+  fallback: Given(
+    Type.Object({
+      address: Given(InputFallback.properties.address),
+      options: Given(InputFallback.properties.options),
+      timeout_seconds: Given(InputFallback.properties.timeout_seconds),
+      return_after_seconds: Given(InputFallback.properties.return_after_seconds),
+      switch_back_interval_seconds: Given(InputFallback.properties.switch_back_interval_seconds),
+    }),
+  ),
+});
+
 const OutputBody = Type.Object({
-  ...InputBody.properties,
+  ...IOBody.properties,
   cleanup: Given(Type.Array(CleanupRuleBody)),
 });
 

@@ -11,6 +11,15 @@ export { OutputPrefixIndex, memfsPathProblems, memfsPrefixes, withUserInfo } fro
 export type { OutputPrefix } from './memfs-outputs.js';
 export { memfsUrl, resolveConfig } from './placeholders.js';
 export type { PlaceholderTemplate, PlaceholderValues } from './placeholders.js';
-export { configToPlain, isObject, mergeOver, readProcessConfig } from './process-config.js';
-export { ProcessConfig, ProcessConfigBody, type CleanupRule, type ProcessIO } from './contract.js';
+export { configToPlain, isObject, mergeOver, mergeUpdate, readProcessConfig } from './process-config.js';
+export {
+  FALLBACK_DEFAULTS,
+  ProcessConfig,
+  ProcessConfigBody,
+  type CleanupRule,
+  type InputFallback,
+  type ProcessInput,
+  type ProcessIO,
+  type ProcessLimits,
+} from './contract.js';
 export { validateProcessConfig } from './validate-config.js';

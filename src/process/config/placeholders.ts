@@ -1,4 +1,4 @@
-import type { ProcessConfig, ProcessIO } from './contract.js';
+import type { ProcessConfig, ProcessInput, ProcessIO } from './contract.js';
 
 /**
  * A placeholder whose value depends on parameters (`{rtmp,name=abc}`) and on whether it stands in
@@ -122,9 +122,22 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
       cleanup: io.cleanup.map((rule) => ({ ...rule, pattern: replacePlaceholders(rule.pattern, values) })),
     };
   };
+  // A fallback is read like its input: the same placeholders, `$inputid` its input's id.
+  const resolveInput = (input: ProcessInput): ProcessInput => {
+    const resolved: ProcessInput = resolveIO(input, 'inputid');
+    const fallback = input.fallback;
+    if (fallback === undefined) return resolved;
+    const values = { ...base, inputid: resolved.id };
+    resolved.fallback = {
+      ...fallback,
+      address: replacePlaceholders(fallback.address, values, templates, 'input'),
+      options: fallback.options.map((option) => replacePlaceholders(option, values, templates, 'input')),
+    };
+    return resolved;
+  };
   return {
     ...config,
-    input: config.input.map((io) => resolveIO(io, 'inputid')),
+    input: config.input.map(resolveInput),
     output: config.output.map((io) => resolveIO(io, 'outputid')),
     options: config.options.map((option) => replacePlaceholders(option, base)),
     limits: { ...config.limits },

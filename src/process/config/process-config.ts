@@ -1,5 +1,12 @@
 import { RequestCheck } from '../../http/index.js';
-import { ProcessConfigBody, type ProcessConfig, type ProcessIO } from './contract.js';
+import {
+  FALLBACK_DEFAULTS,
+  ProcessConfigBody,
+  type InputFallback,
+  type ProcessConfig,
+  type ProcessInput,
+  type ProcessIO,
+} from './contract.js';
 import { shortUuid } from './short-id.js';
 
 const bodyCheck = new RequestCheck(ProcessConfigBody);
@@ -24,7 +31,10 @@ function withDefaults(body: ProcessConfigBody): ProcessConfig {
     id: body.id ?? shortUuid(),
     type: (body.type ?? 'ffmpeg') as 'ffmpeg',
     reference: body.reference ?? '',
-    input: withIds(body.input ?? [], () => []),
+    input: withFallbacks(
+      withIds(body.input ?? [], () => []),
+      (body.input ?? []).map((input) => input.fallback),
+    ),
     output: withIds(body.output ?? [], (output) =>
       (output.cleanup ?? []).map((rule) => ({
         pattern: rule.pattern ?? '',
@@ -58,6 +68,45 @@ function withIds<Io extends IoBody>(list: Io[], cleanup: (io: Io) => ProcessIO['
     used.add(id);
     return { id, address: io.address ?? '', options: [...(io.options ?? [])], cleanup: cleanup(io) };
   });
+}
+
+type FallbackBody = NonNullable<NonNullable<ProcessConfigBody['input']>[number]['fallback']>;
+
+/** The inputs with their fallbacks, defaults filled; one with an empty address is none. */
+function withFallbacks(inputs: ProcessIO[], fallbacks: (FallbackBody | null | undefined)[]): ProcessInput[] {
+  return inputs.map((input, index) => {
+    const fallback = fallbacks[index];
+    if (fallback === undefined || fallback === null || (fallback.address ?? '') === '') return input;
+    const filled: InputFallback = {
+      address: fallback.address ?? '',
+      options: [...(fallback.options ?? [])],
+      timeout_seconds: fallback.timeout_seconds ?? FALLBACK_DEFAULTS.timeout_seconds,
+      return_after_seconds: fallback.return_after_seconds ?? FALLBACK_DEFAULTS.return_after_seconds,
+      switch_back_interval_seconds:
+        fallback.switch_back_interval_seconds ?? FALLBACK_DEFAULTS.switch_back_interval_seconds,
+    };
+    return { ...input, fallback: filled };
+  });
+}
+
+/**
+ * The body of an update merged over the current config (`mergeOver`), where an input sent
+ * without a `fallback` (or with `null`) keeps the fallback of the current input with its id:
+ * clients that do not know the field (v16 ones) send their inputs back without it.
+ */
+export function mergeUpdate(current: ProcessConfig, body: Record<string, unknown>): Record<string, unknown> {
+  const merged = mergeOver(configToPlain(current), body);
+  if (!Array.isArray(body.input)) return merged;
+  const kept = new Map(
+    current.input.flatMap((input) => (input.fallback ? [[input.id, input.fallback]] : [])),
+  );
+  if (kept.size === 0) return merged;
+  merged.input = body.input.map((input: unknown) => {
+    if (!isObject(input) || (input.fallback !== undefined && input.fallback !== null)) return input;
+    const fallback = typeof input.id === 'string' ? kept.get(input.id) : undefined;
+    return fallback === undefined ? input : { ...input, fallback };
+  });
+  return merged;
 }
 
 /** The API form of a config as a plain object, for merging an update body over it. */

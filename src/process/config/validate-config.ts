@@ -1,6 +1,6 @@
 import { parseOutputReference } from './address.js';
 import { processIdProblems } from './process-id.js';
-import type { ProcessConfig, ProcessIO } from './contract.js';
+import type { InputFallback, ProcessConfig, ProcessInput, ProcessIO } from './contract.js';
 
 export interface ValidationContext {
   /**
@@ -67,11 +67,12 @@ function checkIds(
 
 function checkInput(
   config: ProcessConfig,
-  input: ProcessIO,
+  input: ProcessInput,
   path: string,
   context: ValidationContext,
   problems: string[],
 ): void {
+  if (input.fallback !== undefined) checkFallback(input.fallback, `${path}.fallback`, problems);
   if (input.address === '') {
     problems.push(`${path}.address: must not be empty`);
     return;
@@ -91,6 +92,20 @@ function checkInput(
     problems.push(
       `${path}.address: process "${reference.processId}" has no output "${reference.outputId}" (reference "${input.address}")`,
     );
+  }
+}
+
+/** The bounds of a fallback's timings (docs/processes.md#fallback-sources). */
+function checkFallback(fallback: InputFallback, path: string, problems: string[]): void {
+  const bounds: [keyof InputFallback & `${string}_seconds`, number, number][] = [
+    ['timeout_seconds', 0.2, 3600],
+    ['return_after_seconds', 0, 86400],
+    ['switch_back_interval_seconds', 0, 86400],
+  ];
+  for (const [key, minimum, maximum] of bounds) {
+    const value = fallback[key];
+    if (value < minimum || value > maximum)
+      problems.push(`${path}.${key}: must be between ${minimum} and ${maximum} (got ${value})`);
   }
 }
 

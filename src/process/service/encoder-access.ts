@@ -94,6 +94,7 @@ function encoderCommand(config: ProcessConfig): EncoderCommand {
       address: input.address,
       options: input.options,
       reference: parseOutputReference(input.address) !== undefined,
+      fallback: input.fallback,
     })),
     output: config.output,
   };

@@ -24,11 +24,14 @@ import {
   type SpawnFn,
   type ProcessState,
   Supervisor,
+  timeout,
   type PreparedRun,
+  type Schedule,
 } from '../supervise/index.js';
 import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
 import { VstatsChannel } from '../progress/index.js';
+import { LiveInputs, RelayedInputs, type LocalStreams } from '../fallback/index.js';
 
 /** Bounds on what one child's output may cost the server (see run.ts). */
 const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };
@@ -39,6 +42,8 @@ export interface EntryFactoryDeps {
   spawn: SpawnFn;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
+  /** The supervisors' timers, on the clock of `now` (default the real `setTimeout`). */
+  schedule?: Schedule;
   procRoot: string;
   cpus: number;
   /** Real absolute disk directory: working directory of the children, base of relative outputs. */
@@ -53,6 +58,8 @@ export interface EntryFactoryDeps {
   onStateChange: (to: ProcessState) => void;
   /** Hides credentials in log lines, command lines and stream addresses. */
   mask: CredentialMask;
+  /** The ingest servers' own streams, which an input's fallback relay reads without a feeder. */
+  localStreams?: LocalStreams;
 }
 
 /**
@@ -67,7 +74,21 @@ export class EntryFactory {
   /** `userCommand` of resolved configs without references (not to be modified by callers). */
   private readonly userCommands = new WeakMap<ProcessConfig, string[]>();
 
-  constructor(private readonly deps: EntryFactoryDeps) {}
+  /** Relays in front of the inputs that have a fallback. */
+  private readonly relays: RelayedInputs;
+
+  constructor(private readonly deps: EntryFactoryDeps) {
+    this.relays = new RelayedInputs({
+      binary: deps.config.ffmpeg.binary,
+      cwd: deps.diskRoot,
+      spawn: deps.spawn,
+      logger: deps.logger,
+      now: deps.now,
+      monotonic: () => performance.now(),
+      mask: deps.mask,
+      localStreams: deps.localStreams,
+    });
+  }
 
   async create(
     config: ProcessConfig,
@@ -77,8 +98,17 @@ export class EntryFactory {
     const deps = this.deps;
     // The process's own mask: it also hides the memfs credential of its latest run.
     const runMask = new RunCredentialMask(deps.mask);
+    // The running config's section, which a reload updates in place: read on every line and run.
+    const log = deps.config.ffmpeg.log;
     const report = new ProcessReport(
-      { maxLines: deps.config.ffmpeg.log.max_lines, maxHistory: deps.config.ffmpeg.log.max_history },
+      {
+        get maxLines() {
+          return log.max_lines;
+        },
+        get maxHistory() {
+          return log.max_history;
+        },
+      },
       Math.floor(deps.now() / 1000),
       runMask.mask,
     );
@@ -102,6 +132,7 @@ export class EntryFactory {
       {
         spawn: deps.spawn,
         now: deps.now,
+        schedule: deps.schedule ?? timeout,
         logger: deps.logger,
         readUsage: (pid) => readProcessUsage(deps.procRoot, pid),
         cpus: deps.cpus,
@@ -128,6 +159,7 @@ export class EntryFactory {
       metadataRevision: 0,
       report,
       supervisor,
+      liveInputs: new LiveInputs(config.input),
     };
     await this.attachVstats(entry);
     return entry;
@@ -156,17 +188,28 @@ export class EntryFactory {
             });
       const resolved = this.followReferences(config);
       // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
-      resolved.input = resolved.input.map((input, index) =>
-        withInputHeader(input, index, resolved.id, values.memfs),
-      );
+      resolved.input = resolved.input.map((input, index) => ({
+        ...withInputHeader(input, index, resolved.id, values.memfs),
+        fallback: input.fallback,
+      }));
       const mask = runMask?.mask ?? this.deps.mask;
+      const labels = {
+        inputs: resolved.input.map((io) => ({ id: io.id, address: mask(io.address) })),
+        outputs: resolved.output.map((io) => ({ id: io.id, address: mask(io.address) })),
+      };
+      const relayed = this.relays.relay(resolved, entry.liveInputs, entry.report);
       return {
-        args: buildCommand(resolved, serverOptions(this.deps.encoder(), vstatsPath), this.deps.diskRoot),
-        labels: {
-          inputs: resolved.input.map((io) => ({ id: io.id, address: mask(io.address) })),
-          outputs: resolved.output.map((io) => ({ id: io.id, address: mask(io.address) })),
+        args: buildCommand(
+          relayed.config,
+          serverOptions(this.deps.encoder(), vstatsPath),
+          this.deps.diskRoot,
+        ),
+        labels,
+        pipes: relayed.pipes,
+        release: () => {
+          relayed.stop();
+          grant?.revoke();
         },
-        release: grant?.revoke,
       };
     } catch (error) {
       grant?.revoke();

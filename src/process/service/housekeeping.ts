@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { unrefTimeout, type Schedule } from '../supervise/index.js';
 import { applyCleanup, purgeFiles, rulesOf, type Filesystems } from './cleanup.js';
 import type { ProcessEntry } from './process-entry.js';
 import type { ProcessTable } from './process-table.js';
@@ -25,7 +26,7 @@ const REMOTE_CLEANUP_MS = 5000;
  * `purge_on_delete` files of processes that go away.
  */
 export class Housekeeping {
-  private ticker: NodeJS.Timeout | undefined;
+  private cancelTick: (() => void) | undefined;
   /** Bumped by `stop`: slices of a tick still queued then do nothing. */
   private generation = 0;
   private cleaning = false;
@@ -37,16 +38,22 @@ export class Housekeeping {
     private readonly logger: Logger,
     /** Wall clock, Unix milliseconds. */
     private readonly now: () => number,
+    /** Times the ticks on the clock of `now`; the real timer never keeps the process alive. */
+    private readonly schedule: Schedule = unrefTimeout,
   ) {}
 
+  /** Ticks every `TICK_MS` until `stop`. */
   start(): void {
-    this.ticker = setInterval(() => this.tick(), TICK_MS);
-    this.ticker.unref();
+    this.cancelTick = this.schedule(() => {
+      this.start();
+      this.tick();
+    }, TICK_MS);
   }
 
   stop(): void {
     this.generation++;
-    clearInterval(this.ticker);
+    this.cancelTick?.();
+    this.cancelTick = undefined;
   }
 
   /** Deletes the `purge_on_delete` files of `entries`; a failure is logged, never thrown. */

@@ -1,7 +1,6 @@
 import {
-  configToPlain,
   isObject,
-  mergeOver,
+  mergeUpdate,
   parseOutputReference,
   readProcessConfig,
   resolveConfig,
@@ -111,12 +110,12 @@ export class ProcessChanges {
     // merge over the current one as written (a reference built from placeholders is missed by
     // the guess), checked again on the resolved config under the locks, and taken again when
     // they differ. The attempts are bounded; the last one goes on with the keys it holds.
-    let keys = lockKeys([id], readProcessConfig(mergeOver(configToPlain(current.config), body)).config);
+    let keys = lockKeys([id], readProcessConfig(mergeUpdate(current.config, body)).config);
     for (let attempt = 1; ; attempt++) {
       const held = keys;
       const updated = await this.locks.run(held, async () => {
         const old = table.require(id);
-        const config = readOrThrow(mergeOver(configToPlain(old.config), body));
+        const config = readOrThrow(mergeUpdate(old.config, body));
         const values = this.deps.placeholders();
         const resolved = resolveConfig(config, values);
         keys = lockKeys([id], resolved);

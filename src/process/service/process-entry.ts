@@ -1,4 +1,5 @@
 import type { ProcessConfig } from '../config/index.js';
+import type { LiveInputs } from '../fallback/index.js';
 import type { ProcessReport, Supervisor } from '../supervise/index.js';
 
 /** One process the server knows: its config (with placeholders), its runtime and its metadata. */
@@ -19,4 +20,6 @@ export interface ProcessEntry {
   metadataRevision: number;
   report: ProcessReport;
   supervisor: Supervisor;
+  /** Which source feeds each input with a fallback (docs/processes.md#fallback-sources). */
+  liveInputs: LiveInputs;
 }

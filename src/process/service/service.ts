@@ -26,9 +26,11 @@ import {
   zeroStateCounts,
   type CredentialMask,
   type EncoderInfo,
+  type Schedule,
   type SpawnFn,
   type StateCounts,
 } from '../supervise/index.js';
+import type { LocalStreams } from '../fallback/index.js';
 import { Housekeeping } from './housekeeping.js';
 import { EncoderAccess } from './encoder-access.js';
 import { EntryFactory } from './entry-factory.js';
@@ -46,6 +48,11 @@ export interface ProcessServiceDeps {
   spawn: SpawnFn;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
+  /**
+   * The timers of supervision (each second's tick, reconnect delays, SIGKILL after SIGINT), on
+   * the clock of `now`; default the real ones. Tests move a clock instead of waiting them out.
+   */
+  schedule?: Schedule;
   /** Root of the proc filesystem, for CPU and memory of the children. */
   procRoot: string;
   /** Logical CPUs of the machine. */
@@ -58,12 +65,17 @@ export interface ProcessServiceDeps {
   };
   /** Placeholders with parameters from other modules (`{rtmp,name=…}` from the ingest servers). */
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
-  /** Secrets besides the memfs password that must not show in reports (`rtmp.token`). */
-  secrets?: readonly string[];
+  /**
+   * Secrets besides the memfs password that must not show in reports (`rtmp.token`), as they
+   * stand now (a reload may change them; the ones held before stay masked too).
+   */
+  secrets?: () => readonly string[];
   /** The config file, which encoders must never read (it holds the JWT secret and passwords). */
   configFile?: string;
   /** Issues each encoder run its memfs write credential; undefined when memfs writes need none. */
   memfsGrants?: MemfsWriteGrants;
+  /** The ingest servers' own streams, which an input's fallback relay reads without a feeder. */
+  localStreams?: LocalStreams;
 }
 
 /**
@@ -86,7 +98,11 @@ export class ProcessService {
   private readonly metadataBudget: MetadataBudget;
   private readonly factory: EntryFactory;
   private readonly changes: ProcessChanges;
-  private readonly mask: CredentialMask;
+  /** Stable, handed to every entry; masks whatever `currentMask` masks now. */
+  private readonly mask: CredentialMask = (text) => this.currentMask(text);
+  private currentMask: CredentialMask = (text) => text;
+  /** Every secret the server has held: lines from before a reload keep them. */
+  private readonly heldSecrets = new Set<string>();
   private readonly access: EncoderAccess;
   /**
    * The server-wide placeholder values; replaced (not changed) once the server listens, so that a
@@ -105,11 +121,7 @@ export class ProcessService {
       (deps.filesystems.s3 ?? []).map((fs) => [fs.name, `http://127.0.0.1${fs.mount}`]),
     );
     this.values = { diskfs: deps.filesystems.disk.root, memfs, s3, templates: deps.templates };
-    this.mask = createCredentialMask([
-      ...memfsSecrets(deps.config.storage.memory.auth),
-      ...deps.config.storage.s3.flatMap((s3) => [s3.secret_access_key, ...memfsSecrets(s3.auth)]),
-      ...(deps.secrets ?? []),
-    ]);
+    this.refreshMask();
     this.access = new EncoderAccess({
       config: deps.config,
       diskRoot: deps.filesystems.disk.root,
@@ -131,7 +143,7 @@ export class ProcessService {
         return entry === undefined ? undefined : record(entry);
       },
     });
-    this.housekeeping = new Housekeeping(this.table, deps.filesystems, deps.logger, deps.now);
+    this.housekeeping = new Housekeeping(this.table, deps.filesystems, deps.logger, deps.now, deps.schedule);
     this.factory = new EntryFactory({
       ...deps,
       diskRoot: deps.filesystems.disk.root,
@@ -199,6 +211,39 @@ export class ProcessService {
       }
       entry.supervisor.start();
     }
+  }
+
+  /**
+   * The HTTP listener moved (a reload of `address`): `{memfs}` and the policy's own port are the
+   * new ones for every run started from now. Running encoders keep the address they were given.
+   */
+  serverMoved(baseUrl: string): void {
+    this.values = { ...this.values, memfs: memfsUrl(baseUrl) };
+    this.access.listening(baseUrl);
+    this.placeholdersChanged();
+  }
+
+  /**
+   * What the placeholders stand for changed (a reload moved a listener or changed a token): every
+   * process is resolved again, so that each run started from now gets the new values.
+   */
+  placeholdersChanged(): void {
+    this.refreshMask();
+    for (const entry of this.table.all()) entry.resolved = resolveConfig(entry.config, this.values);
+    this.traffic.rebuild(this.values.memfs);
+  }
+
+  /** Masks the secrets as they stand in the running config, and every one held before. */
+  private refreshMask(): void {
+    const { memory, s3 } = this.deps.config.storage;
+    const current = [
+      ...memfsSecrets(memory.auth),
+      // The S3 filesystems are mounted at start: their secrets are the ones read then.
+      ...s3.flatMap((fs) => [fs.secret_access_key, ...memfsSecrets(fs.auth)]),
+      ...(this.deps.secrets?.() ?? []),
+    ];
+    for (const secret of current) this.heldSecrets.add(secret);
+    this.currentMask = createCredentialMask([...this.heldSecrets]);
   }
 
   /** Stops every process (orders kept), runs the purges, writes the db (docs/processes.md#states-orders-and-supervision). */

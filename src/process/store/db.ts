@@ -1,15 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import { isObject, type ProcessConfig } from '../config/index.js';
+import { isObject } from '../config/index.js';
 import { replayJournal } from './journal-lines.js';
+import { storeEntry, storeToBody, type StoredProcessSource } from './stored-form.js';
 import type { Order } from '../supervise/index.js';
+
+export { configToStore } from './stored-form.js';
 
 /**
  * `<db.dir>/db.json` (docs/processes.md#states-orders-and-supervision), in the format of the datarhei Core v16 store (version 4), so
  * that a file written by either server loads in the other:
- * `{"version":4,"process":{<id>:{id,reference,config,created_at,updated_at,order}},
- *   "metadata":{"system":{},"process":{<id>:{...}}}}`, where `config` is the store form of a
- * process config (limits flattened to `limit_cpu_usage`, `limit_memory_bytes` in bytes,
- * `limit_waitfor_seconds`).
+ * `{"version":4,"process":{<id>:<ProcessEntry>},"metadata":{"system":{},"process":{<id>:{...}}}}`;
+ * the entry and its config's store form are derived from the process contract (stored-form.ts).
  */
 export const DB_VERSION = 4;
 
@@ -104,7 +105,7 @@ export function parseDb(data: unknown, file = 'db.json'): DbContent {
     const meta = processMetadata[id];
     result.push({
       id,
-      body: storeConfigToBody(config, id, value.reference),
+      body: storeToBody(config, id, value.reference),
       createdAt,
       updatedAt: typeof value.updated_at === 'number' ? value.updated_at : createdAt,
       order: value.order === 'start' ? 'start' : 'stop',
@@ -115,75 +116,9 @@ export function parseDb(data: unknown, file = 'db.json'): DbContent {
   return { processes: result, unreadable, system: isObject(metadata.system) ? { ...metadata.system } : {} };
 }
 
-/** The store form of one process config. */
-export function configToStore(config: ProcessConfig): Record<string, unknown> {
-  const io = (list: ProcessConfig['input']): Record<string, unknown>[] =>
-    list.map((item) => ({
-      id: item.id,
-      address: item.address,
-      options: [...item.options],
-      cleanup: item.cleanup.map((rule) => ({ ...rule })),
-    }));
-  return {
-    id: config.id,
-    reference: config.reference,
-    ffversion: '',
-    input: io(config.input),
-    output: io(config.output),
-    options: [...config.options],
-    reconnect: config.reconnect,
-    reconnect_delay_seconds: config.reconnect_delay_seconds,
-    autostart: config.autostart,
-    stale_timeout_seconds: config.stale_timeout_seconds,
-    limit_cpu_usage: config.limits.cpu_usage,
-    limit_memory_bytes: config.limits.memory_mbytes * 1024 * 1024,
-    limit_waitfor_seconds: config.limits.waitfor_seconds,
-  };
-}
-
-function storeConfigToBody(
-  config: Record<string, unknown>,
-  id: string,
-  reference: unknown,
-): Record<string, unknown> {
-  const memoryBytes = config.limit_memory_bytes;
-  return {
-    ...config,
-    id,
-    type: 'ffmpeg',
-    reference:
-      typeof config.reference === 'string'
-        ? config.reference
-        : typeof reference === 'string'
-          ? reference
-          : '',
-    limits: {
-      cpu_usage: config.limit_cpu_usage,
-      memory_mbytes: typeof memoryBytes === 'number' ? Math.ceil(memoryBytes / (1024 * 1024)) : memoryBytes,
-      waitfor_seconds: config.limit_waitfor_seconds,
-    },
-  };
-}
-
 /** One process as it is written. */
-export interface ProcessRecord {
-  config: ProcessConfig;
-  createdAt: number;
-  updatedAt: number;
-  order: Order;
+export interface ProcessRecord extends StoredProcessSource {
   metadata: Record<string, unknown>;
-}
-
-/** The value at `process[<id>]` of the file for one process. */
-export function storeEntry(record: ProcessRecord): Record<string, unknown> {
-  return {
-    id: record.config.id,
-    reference: record.config.reference,
-    config: configToStore(record.config),
-    created_at: record.createdAt,
-    updated_at: record.updatedAt,
-    order: record.order,
-  };
 }
 
 /** The whole file content for a set of processes, plus entries kept exactly as they were found. */

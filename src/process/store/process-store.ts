@@ -1,14 +1,8 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { readFile } from 'node:fs/promises';
-import {
-  loadDb,
-  serializeDb,
-  storeEntry,
-  type ProcessRecord,
-  type StoredProcess,
-  type VerbatimEntry,
-} from './db.js';
+import { loadDb, serializeDb, type ProcessRecord, type StoredProcess, type VerbatimEntry } from './db.js';
+import { storeEntry } from './stored-form.js';
 import { DbJournal, type ChangedParts, type DbChange } from './db-journal.js';
 import type { JournalLine } from './journal-lines.js';
 import { readProcessConfig, type ProcessConfig } from '../config/index.js';

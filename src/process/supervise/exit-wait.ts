@@ -1,3 +1,5 @@
+import type { Schedule } from './schedule.js';
+
 /** How long a stopped child gets between SIGINT and SIGKILL (docs/processes.md#states-orders-and-supervision). */
 export const KILL_AFTER_MS = 5000;
 /** How long to wait for the exit after SIGKILL before giving up on the child. */
@@ -10,7 +12,9 @@ const EXIT_AFTER_KILL_MS = 3000;
 export class ExitWait {
   private exited: Promise<void> = Promise.resolve();
   private resolveExited: () => void = () => undefined;
-  private killTimer: NodeJS.Timeout | undefined;
+  private cancelKill: (() => void) | undefined;
+
+  constructor(private readonly schedule: Schedule) {}
 
   /** Resolves once the current child has exited (or been given up on after SIGKILL). */
   get done(): Promise<void> {
@@ -27,16 +31,16 @@ export class ExitWait {
    * the kernel may never report its exit, so the wait ends `EXIT_AFTER_KILL_MS` later anyway.
    */
   escalate(kill: () => void): void {
-    this.killTimer = setTimeout(() => {
+    this.cancelKill = this.schedule(() => {
       kill();
-      this.killTimer = setTimeout(() => this.resolveExited(), EXIT_AFTER_KILL_MS);
+      this.cancelKill = this.schedule(() => this.resolveExited(), EXIT_AFTER_KILL_MS);
     }, KILL_AFTER_MS);
   }
 
   /** The child is gone (or never came). */
   end(): void {
-    clearTimeout(this.killTimer);
-    this.killTimer = undefined;
+    this.cancelKill?.();
+    this.cancelKill = undefined;
     this.resolveExited();
   }
 }

@@ -1,14 +1,18 @@
+import type { Schedule } from './schedule.js';
+
 /** Shortest wait before a reconnect, also when the configured delay is 0 (no busy loop). */
 export const MIN_RECONNECT_MS = 1000;
 
 /** The pending reconnect of a process: at most one, cancelled by any new order. */
 export class ReconnectTimer {
-  private timer: NodeJS.Timeout | undefined;
+  private cancelPending: (() => void) | undefined;
   private atMs: number | undefined;
+
+  constructor(private readonly timers: Schedule) {}
 
   /** True while a reconnect is pending. */
   get pending(): boolean {
-    return this.timer !== undefined;
+    return this.cancelPending !== undefined;
   }
 
   /** Calls `fire` after `delayMs` (at least `MIN_RECONNECT_MS`), replacing a pending one. */
@@ -16,16 +20,16 @@ export class ReconnectTimer {
     this.cancel();
     const delay = Math.max(delayMs, MIN_RECONNECT_MS);
     this.atMs = nowMs + delay;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
+    this.cancelPending = this.timers(() => {
+      this.cancelPending = undefined;
       this.atMs = undefined;
       fire();
     }, delay);
   }
 
   cancel(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelPending?.();
+    this.cancelPending = undefined;
     this.atMs = undefined;
   }
 

@@ -73,7 +73,8 @@ export class ProcessReport {
     if (options.keepLastLine !== true) this.lastLine = line;
     if (this.inPrelude && this.current.prelude.length < MAX_PRELUDE_LINES) this.current.prelude.push(line);
     this.current.log.push([nowSeconds, line]);
-    if (this.current.log.length > this.limits.maxLines) this.current.log.shift();
+    // `while`: a reload may have lowered the limit.
+    while (this.current.log.length > this.limits.maxLines) this.current.log.shift();
   }
 
   /** The first progress line ends the prelude. */

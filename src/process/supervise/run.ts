@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import {
   LineSplitter,
   parseStatsLine,
@@ -21,6 +21,13 @@ export interface OutputBudget {
   bytesPerSecond: number;
 }
 
+/** A pipe into the child at file descriptor `fd` (the child reads it as `pipe:<fd>`). */
+export interface RunPipe {
+  fd: number;
+  /** Called with the server's end once the child is spawned. */
+  attach: (stream: Writable) => void;
+}
+
 export interface RunOptions {
   binary: string;
   args: string[];
@@ -36,6 +43,7 @@ export interface RunOptions {
   onExit: (code: number | null, signal: NodeJS.Signals | null) => void;
   /** Called when the child shows progress (a counter moved). */
   onProgress: () => void;
+  pipes?: readonly RunPipe[];
 }
 
 /** File descriptor of the child the server reads the `-progress` stream from. */
@@ -77,12 +85,19 @@ export class FfmpegRun {
     const options = this.options;
     // A process group of its own: a Ctrl-C in the server's terminal must not reach the encoders
     // directly; the server stops them itself, in order.
-    const child = options.spawn(options.binary, options.args, {
-      cwd: options.cwd,
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const stdio: ('ignore' | 'pipe')[] = ['ignore', 'ignore', 'pipe', 'pipe'];
+    for (const pipe of options.pipes ?? []) {
+      while (stdio.length <= pipe.fd) stdio.push('ignore');
+      stdio[pipe.fd] = 'pipe';
+    }
+    const child = options.spawn(options.binary, options.args, { cwd: options.cwd, stdio, detached: true });
     this.child = child;
+    for (const pipe of options.pipes ?? []) {
+      const stream = child.stdio[pipe.fd] as Writable | null | undefined;
+      // A child that exits closes its end: writes fail (EPIPE) and the exit handler reports it.
+      stream?.on('error', () => undefined);
+      if (stream) pipe.attach(stream);
+    }
     const wrapper = encoderWrapperOf(child);
     let spawned = false;
     // Settles once the encoder runs (or is known never to): an exit is reported after it, so a

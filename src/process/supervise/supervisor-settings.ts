@@ -3,7 +3,8 @@ import type { CredentialMask } from './credential-mask.js';
 import type { ProcessUsageSample } from './proc-usage.js';
 import type { IoLabels } from '../progress/index.js';
 import type { ResourceLimits } from './resource-watch.js';
-import type { OutputBudget } from './run.js';
+import type { Schedule } from './schedule.js';
+import type { OutputBudget, RunPipe } from './run.js';
 import type { SpawnFn } from './spawn.js';
 import type { ProcessState } from './states.js';
 
@@ -24,12 +25,16 @@ export interface PreparedRun {
   labels: IoLabels;
   /** Ends what the run was given for its lifetime only (its memfs grant); called once it has exited. */
   release?: () => void;
+  /** Pipes the server writes into once the child runs (an input's relay, docs/processes.md#fallback-sources). */
+  pipes?: readonly RunPipe[];
 }
 
 export interface SupervisorDeps {
   spawn: SpawnFn;
   /** Wall clock, Unix milliseconds. */
   now: () => number;
+  /** The supervisor's own timers (reconnect delay, SIGKILL after SIGINT), on the clock of `now`. */
+  schedule: Schedule;
   logger: Logger;
   readUsage: (pid: number) => ProcessUsageSample | undefined;
   /** Logical CPUs, for CPU percentages of the whole machine. */

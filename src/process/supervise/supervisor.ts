@@ -25,8 +25,8 @@ export class Supervisor {
   private run: FfmpegRun | undefined;
   private lastProgress: ProgressValues = emptyProgress();
   private command: string[] = [];
-  private readonly exit = new ExitWait();
-  private readonly reconnect = new ReconnectTimer();
+  private readonly exit: ExitWait;
+  private readonly reconnect: ReconnectTimer;
   private lastProgressMs = 0;
   private stopReason: string | undefined;
   private respawnAfterExit = false;
@@ -44,6 +44,8 @@ export class Supervisor {
     private readonly deps: SupervisorDeps,
   ) {
     this.record = new StateRecord(deps.now, deps.logger, deps.onStateChange);
+    this.exit = new ExitWait(deps.schedule);
+    this.reconnect = new ReconnectTimer(deps.schedule);
     this.usage = new UsageSampler(settings.limits, deps.cpus, deps.readUsage);
   }
 
@@ -240,6 +242,7 @@ export class Supervisor {
     const run = new FfmpegRun({
       binary: this.settings.binary,
       args: prepared.args,
+      pipes: prepared.pipes,
       cwd: this.settings.cwd,
       labels: prepared.labels,
       report: this.report,
