@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../src/config/index.js';
+import { configSecrets, defaultConfig, loadConfig } from '../../src/config/index.js';
 import { parseS3StoragesEnv, readS3Storage, s3StorageProblems } from '../../src/config/s3-storages.js';
 import type { S3Storage } from '../../src/config/schema.js';
 
@@ -118,5 +118,21 @@ describe('storage.s3 (docs/storage.md#s3-filesystems)', () => {
         return true;
       },
     );
+  });
+
+  it('hands the secrets inside the entries to the log mask (configSecrets), not the other fields', () => {
+    const config = defaultConfig();
+    config.storage.s3 = [
+      ENTRY,
+      {
+        ...ENTRY,
+        name: 'b',
+        secret_access_key: 'second',
+        auth: { enable: true, username: 'u', password: 'pw' },
+      },
+    ];
+    const secrets = configSecrets(config);
+    for (const secret of ['secret', 'second', 'pw']) assert.ok(secrets.includes(secret), secret);
+    for (const plain of ['key', 'u', 'bucket']) assert.ok(!secrets.includes(plain), plain);
   });
 });
