@@ -169,6 +169,41 @@ export function s3StorageProblems(storages: readonly S3Storage[]): string[] {
   return problems;
 }
 
+/**
+ * Paths of `router` an S3 mountpoint would hide: the mounts are matched before the router's
+ * directories and redirects (storage/mount-routes.ts), so such a route would never be reached.
+ * Named by the router's key, the one a reload can change.
+ */
+export function s3RouterClashes(
+  storages: readonly S3Storage[],
+  router: { readonly ui_path: string; readonly routes: Readonly<Record<string, string>> },
+): string[] {
+  const routes: { key: string; prefix: string; directory: boolean }[] = [
+    ...(router.ui_path === ''
+      ? []
+      : [{ key: 'router.ui_path: served at /ui/, it', prefix: '/ui', directory: true }]),
+    ...Object.keys(router.routes).map((route) => ({
+      key: `router.routes: "${route}"`,
+      prefix: route.replace(/\/\*$/, '').replace(/\/+$/, ''),
+      directory: route.endsWith('/*'),
+    })),
+  ];
+  const problems: string[] = [];
+  storages.forEach((storage, index) => {
+    const mount = storage.mountpoint.replace(/\/+$/, '');
+    if (mount === '') return;
+    for (const { key, prefix, directory } of routes) {
+      const hidden =
+        prefix.startsWith(`${mount}/`) || (directory && (prefix === mount || mount.startsWith(`${prefix}/`)));
+      if (hidden)
+        problems.push(
+          `${key} overlaps the mountpoint "${storage.mountpoint}" of storage.s3[${index}], which is served there`,
+        );
+    }
+  });
+  return problems;
+}
+
 function mountpointProblems(at: string, mountpoint: string, taken: ReadonlySet<string>): string[] {
   if (mountpoint === '') return [`${at}.mountpoint: required`];
   if (

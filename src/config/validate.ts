@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { accessSettingProblems } from './access-settings.js';
-import { s3StorageProblems } from './s3-storages.js';
+import { s3RouterClashes, s3StorageProblems } from './s3-storages.js';
 import { LOG_LEVELS, SANDBOX_MODES, type Config } from './schema.js';
 
 /**
@@ -66,6 +66,7 @@ export function validateConfig(config: Config): string[] {
     );
   }
   problems.push(...s3StorageProblems(config.storage.s3));
+  problems.push(...s3RouterClashes(config.storage.s3, config.router));
   check(config.ffmpeg.binary !== '', 'ffmpeg.binary: must not be empty');
   problems.push(...accessSettingProblems(config.ffmpeg.access));
   check(

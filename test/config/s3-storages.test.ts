@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configSecrets, defaultConfig, loadConfig } from '../../src/config/index.js';
+import { validateConfig } from '../../src/config/validate.js';
 import { parseS3StoragesEnv, readS3Storage, s3StorageProblems } from '../../src/config/s3-storages.js';
 import type { S3Storage } from '../../src/config/schema.js';
 
@@ -134,5 +135,23 @@ describe('storage.s3 (docs/storage.md#s3-filesystems)', () => {
     const secrets = configSecrets(config);
     for (const secret of ['secret', 'second', 'pw']) assert.ok(secrets.includes(secret), secret);
     for (const plain of ['key', 'u', 'bucket']) assert.ok(!secrets.includes(plain), plain);
+  });
+
+  it('refuses router paths an S3 mountpoint would hide (the mounts are matched first), naming the route', () => {
+    const config = defaultConfig();
+    config.storage.s3 = [
+      { ...ENTRY, mountpoint: '/ui' },
+      { ...ENTRY, name: 'b', mountpoint: '/media/s3' },
+    ];
+    config.router.ui_path = '/srv/ui';
+    config.router.routes = { '/media/*': '/srv/media', '/media/s3/old.m3u8': '/new.m3u8', '/media': '/x' };
+    assert.deepEqual(
+      validateConfig(config).filter((problem) => problem.startsWith('router.')),
+      [
+        'router.ui_path: served at /ui/, it overlaps the mountpoint "/ui" of storage.s3[0], which is served there',
+        'router.routes: "/media/*" overlaps the mountpoint "/media/s3" of storage.s3[1], which is served there',
+        'router.routes: "/media/s3/old.m3u8" overlaps the mountpoint "/media/s3" of storage.s3[1], which is served there',
+      ],
+    );
   });
 });
