@@ -1,6 +1,7 @@
 import { AUTH_DOCS } from './auth/index.js';
 import { CONFIG_DOCS } from './config-api/index.js';
 import { DASHBOARD_DOCS } from './dashboard/index.js';
+import { EVENTS_DOCS } from './events/index.js';
 import { HTTP_DOCS, type ApiContracts } from './http/index.js';
 import { INGEST_DOCS } from './ingest/index.js';
 import { LOG_DOCS } from './log/index.js';
@@ -11,6 +12,7 @@ import { PROCESS_DOCS, PROCESS_SCHEMAS } from './process/index.js';
 import { SESSION_DOCS, SESSION_SCHEMAS } from './session/index.js';
 import { SKILLS_DOCS } from './skills/index.js';
 import { STORAGE_DOCS } from './storage/index.js';
+import { TLS_DOCS } from './tls/index.js';
 import { WIDGET_DOCS } from './widget/index.js';
 
 /**
@@ -34,6 +36,8 @@ export const API_CONTRACTS: ApiContracts = {
     ...PROBE_DOCS,
     ...WIDGET_DOCS,
     ...CONFIG_DOCS,
+    ...TLS_DOCS,
+    ...EVENTS_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

@@ -8,6 +8,7 @@ import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } f
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
 import { applyLive, ConfigStore, registerConfigRoutes, type ConfigSource } from './config-api/index.js';
 import { API_CONTRACTS } from './api-contracts.js';
+import { createEvents, logLineEvent, type EventBus, type Timers } from './events/index.js';
 import { createHttpServer, HttpAddress, loopbackBaseUrl, type ApiDescription } from './http/index.js';
 import { Lifecycle, readAtUse } from './lifecycle/index.js';
 import { LogBuffer, logLevelReloadStep, registerLogRoutes } from './log/index.js';
@@ -19,11 +20,14 @@ import { removeStaleDirectories, removeStaleTemporaries } from './persistence/le
 import { type Collector, Monitor, registerMetricsApi, registerPrometheusEndpoint } from './monitor/index.js';
 import { createHostCollectors } from './monitor/collectors/index.js';
 import { createIngest, type Ingest } from './ingest/index.js';
-import { createStorage } from './storage/index.js';
+import { compileGlob, createStorage } from './storage/index.js';
 import { createSessions, type SessionCollector } from './session/index.js';
 import { registerSkillsRoutes, SkillsService } from './skills/index.js';
 import { registerWidgetRoutes } from './widget/index.js';
+import { TlsService, type TlsDeps } from './tls/index.js';
 import {
+  compileAccessRules,
+  directionRefusal,
   createFfmpegCollector,
   createRestreamCollector,
   createEncoderSpawn,
@@ -66,6 +70,10 @@ export interface AppDeps {
    * config routes are not registered (tools and benchmarks that build a config in memory).
    */
   configSource?: ConfigSource & { fileJson: Record<string, unknown>; overrides: string[] };
+  /** How HTTPS watches own certificate files and decides on HSTS (tests shorten and replace them). */
+  tls?: Pick<TlsDeps, 'certificatePollMs' | 'publicRoots'>;
+  /** The webhooks' timers (attempt time-outs, back-off); tests run them faster. */
+  eventTimers?: Timers;
 }
 
 export interface App {
@@ -77,8 +85,12 @@ export interface App {
   readonly ingest: Ingest;
   /** The supervised processes (for tools and tests; the process routes use it already). */
   readonly processes: ProcessService;
+  /** The event bus every module publishes into (for tools, tests and benchmarks). */
+  readonly events: EventBus;
   /** The API description built from the routes (OpenAPI 3.1 at /api/v3/openapi.json). */
   readonly description: ApiDescription;
+  /** HTTPS and the certificate it shares with RTMPS (its URL, its status, a forced renewal). */
+  readonly tls: TlsService;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -107,6 +119,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     inspectAnswer: deps.inspectAnswer,
   });
   lifecycle.onReload(corsReload);
+  // Before the routes: the ACME challenge route and the HSTS hook concern every answer. Its reload
+  // step before the ingest's: RTMPS listeners a reload opens serve the certificate it built.
+  const tls = new TlsService({ logger: deps.logger, now: deps.now ?? Date.now, ...deps.tls });
+  tls.register(server);
+  lifecycle.onReload(tls.reloadStep(config, server.server));
   const encoders = new EncoderRegistry({
     dir: join(config.db.dir, 'encoders'),
     procRoot: deps.procRoot ?? '/proc',
@@ -131,12 +148,28 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // Created first so the /api/v3 scope can register its routes; it reads `collectors` when it starts.
   const monitor = new Monitor(config, { logger: deps.logger, now, collectors });
 
+  // --- events: the bus every module publishes into, its streams and webhooks ---
+  // First, so that its shutdown step runs last: streams see the processes stop.
+  // Webhooks are held to the encoders' output rules: the server sends nothing where they may not write.
+  const outputRules = compileAccessRules(config.ffmpeg.access);
+  const events = createEvents(config, {
+    logger: deps.logger,
+    now,
+    lifecycle,
+    timers: deps.eventTimers,
+    refuseUrl: (url) => directionRefusal([url], 'output', outputRules),
+  });
+
   // --- storage: filesystems and their HTTP mounts ---
   // Before anything can change: a change that cannot be saved must not be taken (issue 10 item 3).
   await assertWritableDir('db.dir', config.db.dir);
   await assertWritableDir('storage.disk.dir', config.storage.disk.dir);
   await removeLeftovers(config.db.dir, deps.logger);
-  const storage = await createStorage(config, { logger: deps.logger, now: deps.now ?? Date.now });
+  const storage = await createStorage(config, {
+    logger: deps.logger,
+    now: deps.now ?? Date.now,
+    events: events.bus,
+  });
   // `storage.filesystems.disk` / `.mem` (Filesystem contract) for processes.
   await storage.registerMounts(server);
   lifecycle.onShutdown(() => storage.close());
@@ -191,6 +224,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     now,
     lifecycle,
     mountHooks: storage.mountHooks,
+    events: events.bus,
   });
   collectors.push(sessions.metrics);
 
@@ -203,6 +237,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     lifecycle,
     rtmpCollector: config.sessions.enable ? sessions.collectors.get('rtmp') : undefined,
     srtCollector: config.sessions.enable ? sessions.collectors.get('srt') : undefined,
+    certificate: tls.certificate,
+    events: events.bus,
   });
 
   // --- processes ---
@@ -224,6 +260,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     secrets: () => [config.rtmp.token, config.srt.token, config.srt.passphrase],
     configFile: deps.configFile,
     memfsGrants: storage.memfsGrants,
+    events: events.bus,
   });
   collectors.push(createFfmpegCollector(processes), createRestreamCollector(processes));
   storage.mountHooks.push(processes.inputReadMeter);
@@ -262,6 +299,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // --- config: /api/v3/config in the v16 layout; a reload applies what it can while running ---
   // Every secret the server has held stays masked in its log, lines from before a reload too.
   const heldSecrets = new Set(configSecrets(config));
+  deps.logBuffer?.onLine((line) => {
+    const { component, fields } = logLineEvent(line, [...heldSecrets]);
+    events.bus.publish('log', component, fields);
+  });
   if (deps.configSource !== undefined) {
     const { fileJson, overrides, ...source } = deps.configSource;
     configStore = await ConfigStore.create({
@@ -277,6 +318,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
           logger: deps.logger,
         });
         for (const secret of configSecrets(config)) heldSecrets.add(secret);
+        events.bus.publish('config', 'reload', { restart_needed: nextStart.length > 0 });
         return nextStart;
       },
     });
@@ -299,7 +341,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       ingest.registerApi(v3);
       registerSkillsRoutes(v3, skills);
       registerLogRoutes(v3, deps.logBuffer ?? new LogBuffer(1), () => [...heldSecrets]);
-      if (configStore !== undefined) registerConfigRoutes(v3, configStore);
+      if (configStore !== undefined) registerConfigRoutes(v3, configStore, () => tls.status());
+      events.registerApi(v3, {
+        lists: {
+          rtmp: () => Promise.resolve(ingest.rtmp?.channels() ?? []),
+          srt: () => Promise.resolve(ingest.srt?.resources() ?? []),
+          disk: async () => (await storage.filesystems.disk.list()).map((file) => file.name),
+          mem: async () => (await storage.filesystems.mem.list()).map((file) => file.name),
+        },
+        compileGlob: (pattern) => {
+          const glob = compileGlob(pattern);
+          return (name) => glob.matches(name);
+        },
+      });
     },
     { prefix: '/api/v3' },
   );
@@ -330,7 +384,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     monitor,
     ingest,
     processes,
+    events: events.bus,
     description,
+    tls,
     async listen() {
       const address = resolveBindAddress(config);
       // Before the listener opens: a metrics query right after start finds the first snapshot.
@@ -340,11 +396,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       const bound = server.server.address();
       if (bound === null || typeof bound === 'string') throw new Error('server is not listening on TCP');
       const baseUrl = loopbackBaseUrl(bound);
+      // Before the ingest listeners: RTMPS serves the certificate this loads.
+      await tls.open(config, server.server);
       await lifecycle.runListen(baseUrl);
       return baseUrl;
     },
     close() {
       closing ??= (async () => {
+        tls.close();
         const failures = await lifecycle.runShutdown();
         await server.close();
         failures.push(...(await lifecycle.runFinal()));

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from '../http/index.js';
+import { TlsStatus } from '../tls/index.js';
 
 /** The v16 layout, described by the keys clients rely on; the rest is docs/compatibility.md's. */
 const V16Layout = Type.Object(
@@ -30,12 +31,15 @@ const ConfigAnswer = Type.Object({
   updated_at: Type.String({ description: 'When the stored configuration was last changed' }),
   config: V16Layout,
   overrides: Type.Array(Type.String(), { description: 'Keys set by environment variables' }),
+  tls: TlsStatus,
 });
 /**
  * The layout itself is built from the field table (v16-layout.ts), key by key, so the code holds it
  * as a plain record; the schema names the keys a client relies on.
  */
-export type ConfigAnswer = Omit<Static<typeof ConfigAnswer>, 'config'> & { config: Record<string, unknown> };
+export type ConfigAnswer = Omit<Static<typeof ConfigAnswer>, 'config' | 'tls'> & {
+  config: Record<string, unknown>;
+};
 
 /** `"OK"`, as the reference answers a stored or reloaded configuration. */
 const Ok = Type.Literal('OK');

@@ -57,6 +57,12 @@ function listenersOf(config: Config): Listener[] {
   const listeners: Listener[] = [
     { key: 'address', address: config.address, protocol: 'tcp', host: http.host, port: http.port },
   ];
+  const https = config.tls.enable
+    ? resolveListenAddress(config.tls.address, config.api.auth.enable)
+    : undefined;
+  if (https !== undefined) {
+    listeners.push({ key: 'tls.address', address: config.tls.address, protocol: 'tcp', ...https });
+  }
   // An ingest listener without a token binds loopback for `:port`, as ingest/listen-address.ts does.
   const add = (key: string, address: string, protocol: Listener['protocol'], token: string): void => {
     const resolved = resolveListenAddress(address, token !== '');

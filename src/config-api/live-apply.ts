@@ -11,7 +11,7 @@ export interface DeferredKey {
 
 /** Why a key no reload step owns waits for the next start (docs/configuration.md#what-a-reload-applies). */
 function whyAtStart(key: string): string {
-  if (/^(rtmp|srt|tls)\./.test(key)) return 'its listener is opened at start';
+  if (/^(rtmp|srt)\./.test(key)) return 'its listener is opened at start';
   return SET_UP_AT_START[key] ?? 'read once at start';
 }
 

@@ -48,6 +48,7 @@ const V16_KINDS: Record<KeyKind, V16Kind> = {
   patterns: 'strings',
   tenants: 'tenants',
   map: 'map',
+  webhooks: 'objects',
   s3: 'objects',
 };
 
@@ -81,7 +82,14 @@ export const V16_FIELDS: readonly V16Field[] = DECLARATIONS.flatMap(([path, decl
  */
 export const OWN_FILE_ONLY_FIELDS: readonly V16Field[] = DECLARATIONS.flatMap(([path, declaration]) =>
   isDeclaredKey(declaration) && declaration.v16 === undefined && declaration.fileOnly !== undefined
-    ? [{ path, kind: V16_KINDS[declaration.kind], fileOnly: declaration.fileOnly }]
+    ? [
+        {
+          path,
+          kind: V16_KINDS[declaration.kind],
+          fileOnly: declaration.fileOnly,
+          ...(declaration.secret ? { secret: true } : {}),
+        },
+      ]
     : [],
 );
 

@@ -35,12 +35,22 @@ export interface S3Storage {
   use_ssl: boolean;
 }
 
+/** One receiver of events (docs/events.md#webhooks). */
+export interface Webhook {
+  /** Where each delivery is POSTed (http or https). */
+  url: string;
+  /** The kinds of events it gets (`process`, `media`, …); empty or `*`: all. */
+  events: string[];
+  /** Signs each delivery (HMAC-SHA256); a secret like the others: never logged or answered. */
+  secret: string;
+}
+
 /**
  * `patterns`: a list like `list`, but env values split on white space only (expressions hold commas).
  * `map`: an object of strings; its env value is the reference's `key:value key:value`.
  * `s3`: S3 filesystems; its env value is the reference's URLs joined by `|` (config/s3-storages.ts).
  */
-export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants' | 'map' | 's3';
+export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants' | 'map' | 'webhooks' | 's3';
 
 /** `strings`: array of strings; `tenants`: identity-provider tenants; `objects`: array of objects; `map`: string → string. */
 export type V16Kind = 'bool' | 'int' | 'string' | 'strings' | 'tenants' | 'objects' | 'map';
@@ -163,6 +173,9 @@ export const map = (
   value: Record<string, string>,
   options: KeyOptions,
 ): DeclaredKey<Record<string, string>> => declare('map', value, options);
+
+/** Receivers of events; an env value is their JSON list (docs/events.md#webhooks). */
+export const webhooks = (options: KeyOptions): DeclaredKey<Webhook[]> => declare('webhooks', [], options);
 
 export const tenants = (options: KeyOptions): DeclaredKey<Auth0Tenant[]> => declare('tenants', [], options);
 

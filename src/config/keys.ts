@@ -22,6 +22,7 @@ import {
   string,
   tenants,
   v16Only,
+  webhooks,
   type DeclaredKey,
   type KeyDeclaration,
 } from './declare-key.js';
@@ -45,9 +46,9 @@ const ADDS_LOGINS =
   'it decides who may log in: a tenant of their own would keep a token holder in after a password change';
 const MOUNTS_BUCKETS =
   'it decides which servers the server connects to with which keys, and what it serves and lets encoders write';
+const CHOOSES_CA = 'it decides which certificate authority the server trusts and serves certificates of';
 
 // Why an unimplemented v16 key refuses any value but its default (`refuse`): safe before compatible.
-const NO_HTTPS = 'streamcore serves HTTP only; terminate TLS in a proxy in front of it';
 const NO_ACCESS_LISTS = 'not enforced by streamcore; restrict access with a firewall or proxy';
 
 const PORT: IntRange = { min: 0, max: 65_535, why: 'a TCP or UDP port' };
@@ -440,7 +441,7 @@ export const DECLARED_KEYS = {
   'rtmp.enable_tls': bool(false, {
     env: 'CORE_RTMP_ENABLE_TLS',
     v16: true,
-    doc: 'also serve RTMPS on `rtmp.address_tls` (needs `rtmp.enable` and `tls.cert_file`/`tls.key_file`)',
+    doc: "also serve RTMPS on `rtmp.address_tls` with HTTPS's certificate (needs `rtmp.enable`; own files or `tls.auto`)",
   }),
   'rtmp.address': string(':1935', {
     env: 'CORE_RTMP_ADDRESS',
@@ -495,22 +496,48 @@ export const DECLARED_KEYS = {
     v16: true,
     doc: 'accepted for compatibility (comma-separated in the env var)',
   }),
+  'tls.address': string(':8181', {
+    env: 'CORE_TLS_ADDRESS',
+    v16: true,
+    doc: 'HTTPS listen address; `:port` as for `address`; must differ from it',
+  }),
+  'tls.enable': bool(false, {
+    env: 'CORE_TLS_ENABLE',
+    v16: true,
+    doc: 'serve HTTPS on `tls.address` beside the plain listener ([tls.md](tls.md))',
+  }),
+  'tls.auto': bool(false, {
+    env: 'CORE_TLS_AUTO',
+    v16: true,
+    doc: 'obtain and renew the certificate for every `host.name` over ACME (HTTP-01 on `address`); needs `tls.enable`',
+  }),
+  'tls.email': string('cert@datarhei.com', {
+    env: 'CORE_TLS_EMAIL',
+    v16: true,
+    doc: 'contact address of the ACME account',
+  }),
+  'tls.acme.directory_url': string('https://acme-v02.api.letsencrypt.org/directory', {
+    env: 'CORE_TLS_ACME_DIRECTORY_URL',
+    fileOnly: CHOOSES_CA,
+    doc: "the ACME server's directory (RFC 8555 §7.1.1); default Let's Encrypt production",
+  }),
+  'tls.acme.ca_file': string('', {
+    env: 'CORE_TLS_ACME_CA_FILE',
+    fileOnly: CHOOSES_CA,
+    doc: 'PEM roots to trust when talking to the ACME server (`""`: the system\'s)',
+  }),
   'tls.cert_file': string('', {
     env: ['CORE_TLS_CERT_FILE', 'CORE_TLS_CERTFILE'],
     fileOnly: MOVES_FILES,
     v16: true,
-    doc: 'PEM certificate (chain) for RTMPS; checked at start-up',
+    doc: 'own PEM certificate (chain) for HTTPS and RTMPS when `tls.auto` is off; re-read when it changes',
   }),
   'tls.key_file': string('', {
     env: ['CORE_TLS_KEY_FILE', 'CORE_TLS_KEYFILE'],
     fileOnly: MOVES_FILES,
     v16: true,
-    doc: 'PEM private key for RTMPS',
+    doc: 'its PEM private key',
   }),
-  'tls.address': v16Only('string', ':8181'),
-  'tls.enable': v16Only('bool', false, { refuse: NO_HTTPS }),
-  'tls.auto': v16Only('bool', false, { refuse: NO_HTTPS }),
-  'tls.email': v16Only('string', 'cert@datarhei.com'),
   'router.blocked_prefixes': list(['/api'], {
     env: 'CORE_ROUTER_BLOCKED_PREFIXES',
     fileOnly: UNBLOCKS_ROUTES,
@@ -566,6 +593,33 @@ export const DECLARED_KEYS = {
     range: { min: 0, max: 1_000_000, why: 'each session is kept in memory; 0 means no limit' },
     v16: true,
     doc: 'concurrent viewers; 0 = unlimited',
+  }),
+  'events.webhooks': webhooks({
+    env: 'CORE_EVENTS_WEBHOOKS',
+    // Each item holds its signing secret.
+    secret: true,
+    fileOnly: 'it decides where the server sends its events, with the secrets that sign them',
+    doc: 'receivers of events: `{url, events, secret}` each ([events.md](events.md#webhooks))',
+  }),
+  'events.allow_loopback_webhooks': bool(false, {
+    env: 'CORE_EVENTS_ALLOW_LOOPBACK_WEBHOOKS',
+    fileOnly: 'it lets the server send requests to services on its own machine',
+    doc: 'let webhooks reach loopback addresses (receivers on this machine, tests)',
+  }),
+  'events.replay_events': int(1000, {
+    env: 'CORE_EVENTS_REPLAY_EVENTS',
+    range: { min: 1, max: 100_000, why: 'each kept event is held in memory' },
+    doc: 'latest events kept for clients that reconnect',
+  }),
+  'events.max_buffered_kbytes': int(1024, {
+    env: 'CORE_EVENTS_MAX_BUFFERED_KBYTES',
+    range: { min: 16, max: 65_536, why: 'held in memory per stream client that stops reading' },
+    doc: 'unread output a stream client may leave before it is dropped, KiB',
+  }),
+  'events.webhook_queue_events': int(1000, {
+    env: 'CORE_EVENTS_WEBHOOK_QUEUE_EVENTS',
+    range: { min: 1, max: 100_000, why: 'held in memory per webhook whose receiver is down' },
+    doc: 'events waiting per webhook; past it the oldest are dropped (and counted)',
   }),
   // Sections of the v16 layout that streamcore does not implement at all.
   update_check: v16Only('bool', false),

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
+import { parseWebhooksEnv, validateWebhooks } from './webhooks.js';
 import { parseS3StoragesEnv, readS3Storage } from './s3-storages.js';
 import { rangeProblem } from './int-range.js';
 import { KEYS, type ConfigKey } from './keys.js';
@@ -224,6 +225,8 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
       }
       return { value: tenants };
     }
+    case 'webhooks':
+      return validateWebhooks(value);
     case 's3': {
       if (!Array.isArray(value)) return { problem: 'must be an array of S3 storage objects' };
       const storages = [];
@@ -285,6 +288,8 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       const parsed = parseTenantsEnv(raw);
       return 'problem' in parsed ? parsed : { value: parsed.tenants };
     }
+    case 'webhooks':
+      return parseWebhooksEnv(raw);
     case 's3': {
       const parsed = parseS3StoragesEnv(raw);
       return 'problem' in parsed ? parsed : { value: parsed.storages };

@@ -75,6 +75,7 @@ export function validateConfig(config: Config): string[] {
   );
 
   problems.push(...validateRtmp(config));
+  problems.push(...validateTls(config));
   problems.push(...validateSrt(config));
 
   const sessions = config.sessions;
@@ -101,8 +102,37 @@ function validateRtmp(config: Config): string[] {
   } else if (rtmp.address_tls === rtmp.address && parseListenAddress(rtmp.address)?.port !== 0) {
     problems.push('rtmp.address_tls: must differ from rtmp.address');
   }
-  if (tls.cert_file === '') problems.push('tls.cert_file: required when rtmp.enable_tls is true');
-  if (tls.key_file === '') problems.push('tls.key_file: required when rtmp.enable_tls is true');
+  // The certificate HTTPS serves (automatic or own), or own files for RTMPS alone.
+  if (!(tls.enable && tls.auto)) {
+    if (tls.cert_file === '')
+      problems.push('tls.cert_file: required when rtmp.enable_tls is true (or set tls.auto)');
+    if (tls.key_file === '')
+      problems.push('tls.key_file: required when rtmp.enable_tls is true (or set tls.auto)');
+  }
+  return problems;
+}
+
+function validateTls(config: Config): string[] {
+  const { tls } = config;
+  const problems: string[] = [];
+  if (tls.auto && !tls.enable) problems.push('tls.enable: must be true when tls.auto is true');
+  if (!tls.enable) return problems;
+  const listen = parseListenAddress(tls.address);
+  if (listen === undefined) {
+    problems.push(`tls.address: must be "host:port" or ":port", got "${tls.address}"`);
+  } else if (tls.address === config.address && listen.port !== 0) {
+    problems.push('tls.address: must differ from address');
+  }
+  if (tls.auto) {
+    if (!/^https?:\/\/[^\s/]+/.test(tls.acme.directory_url)) {
+      problems.push(`tls.acme.directory_url: must be an http(s) URL, got "${tls.acme.directory_url}"`);
+    }
+    return problems;
+  }
+  if (tls.cert_file === '')
+    problems.push('tls.cert_file: required when tls.enable is true and tls.auto is false');
+  if (tls.key_file === '')
+    problems.push('tls.key_file: required when tls.enable is true and tls.auto is false');
   return problems;
 }
 

@@ -1,9 +1,9 @@
 import type { Server as HttpServer } from 'node:http';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import type { Logger } from 'pino';
 import { resolveBindAddress, type Config } from '../config/index.js';
 import { NOTHING_TO_BUILD, type ReloadStep } from '../lifecycle/index.js';
-import { listenOn, loopbackBaseUrl, openForwardingListener } from './listen-address.js';
+import { listenOn, loopbackBaseUrl, openForwardingListener, probeListen } from './listen-address.js';
 
 export interface AddressMoveDeps {
   /** The server whose listener moves (fastify's node server). */
@@ -41,7 +41,8 @@ export class HttpAddress {
         return NOTHING_TO_BUILD;
       }
       // A port the server holds itself is free once it lets go of it; any other is tried now.
-      if (target.port === 0 || target.port !== current.port) await probe(next.address, target);
+      if (target.port === 0 || target.port !== current.port)
+        await probeListen('address', next.address, target);
       return { commit: () => this.move(target), abort: () => undefined };
     },
   };
@@ -82,19 +83,6 @@ export class HttpAddress {
       // The new listener covers it (same port, every interface), or another program took it.
       this.deps.logger.debug({ err: error, url }, 'address: the old loopback address is not kept');
     }
-  }
-}
-
-/** Binds the address for a moment; throws the reason, naming the key, when it cannot be bound. */
-async function probe(address: string, target: { host: string; port: number }): Promise<void> {
-  const server = createServer();
-  try {
-    await listenOn(server, target);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new Error(`address: cannot listen on "${address}" (${code})`, { cause: error });
-  } finally {
-    server.close();
   }
 }
 

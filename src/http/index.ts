@@ -27,7 +27,7 @@ export { acceptsGzip, gzipWanted, GZIP_THRESHOLD_BYTES } from './accept-encoding
 export { holdsVersion, strongEtag } from './etag.js';
 export { AddressList } from './address-list.js';
 export { HttpAddress } from './address-move.js';
-export { loopbackBaseUrl } from './listen-address.js';
+export { loopbackBaseUrl, probeListen } from './listen-address.js';
 export { throttleKeyOfAddress, withoutMappedPrefix } from './client-address.js';
 export { limitInflatedBody } from './inflate-limit.js';
 export { isUnderPrefix } from './request-path.js';

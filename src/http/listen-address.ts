@@ -30,6 +30,22 @@ export function listenOn(server: Server, bind: BindAddress): Promise<AddressInfo
 }
 
 /**
+ * Binds `bind` for a moment and lets go, so that a reload refuses an address it could not open;
+ * throws naming `key` and the reason (`EADDRINUSE`, …).
+ */
+export async function probeListen(key: string, address: string, bind: BindAddress): Promise<void> {
+  const server = createServer();
+  try {
+    await listenOn(server, bind);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new Error(`${key}: cannot listen on "${address}" (${code})`, { cause: error });
+  } finally {
+    server.close();
+  }
+}
+
+/**
  * A plain listener that hands each connection to `http`, so it is answered with the server's
  * routes, hooks, time-outs and connection cap, as on the server's own listener (tls/ opens HTTPS
  * the same way).

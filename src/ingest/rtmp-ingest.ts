@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { resolveListenAddress, type Config } from '../config/index.js';
+import { probeListen } from '../http/index.js';
 import type { LocalStream, LocalStreams, PlaceholderTemplate } from '../process/index.js';
+import type { ServedCertificate } from '../tls/index.js';
 import { IpIgnoreList } from '../session/index.js';
-import type { IngestDeps } from './ingest-deps.js';
+import { mediaEvents, type IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress, type IngestAddress } from './listen-address.js';
 import { RtmpServer } from './rtmp/index.js';
 import { rtmpProcessUrl } from './rtmp-process-url.js';
@@ -16,9 +15,10 @@ const LISTENER_KEYS = ['rtmp.enable', 'rtmp.enable_tls', 'rtmp.address', 'rtmp.a
 /**
  * The RTMP server when `rtmp.enable`, and its `{rtmp}` placeholder. It listens when the app
  * listens, before processes start (a restored process may read `{rtmp}` at once), and closes after
- * the processes stopped. A port in use or an unreadable certificate fails start-up with the config
- * key in the message. A reload applies every `rtmp` key: the app and token at once, the listeners
- * moved (the streams and connections they accepted keep running), the server built or closed.
+ * the processes stopped. A port in use fails start-up with the config key in the message; RTMPS
+ * serves the certificate HTTPS serves (tls/), own or automatic. A reload applies every `rtmp` key:
+ * the app and token at once, the listeners moved (the streams and connections they accepted keep
+ * running), the server built or closed.
  */
 export function createRtmpIngest(
   config: Config,
@@ -34,23 +34,26 @@ export function createRtmpIngest(
       token: settings.token,
       logger: deps.logger,
       now: deps.now,
+      onMedia: mediaEvents('rtmp', deps),
       sessions:
         deps.rtmpCollector === undefined
           ? undefined
           : new RtmpSessions(deps.rtmpCollector, new IpIgnoreList(() => config.sessions.ip_ignorelist)),
     });
-  const open = async (rtmp: RtmpServer, settings: Config['rtmp'], tls: SecureContextOptions | undefined) => {
-    const listen = (key: string, address: string, secure?: SecureContextOptions): Promise<number> =>
-      listenOn(rtmp, { key, address, tokenKey: 'rtmp.token', token: settings.token }, deps, secure);
+  const open = async (rtmp: RtmpServer, settings: Config['rtmp'], tls: ServedCertificate | undefined) => {
+    const listen = (key: string, address: string, certificate?: ServedCertificate): Promise<number> =>
+      listenOn(rtmp, { key, address, tokenKey: 'rtmp.token', token: settings.token }, deps, certificate);
     boundPort = await listen('rtmp.address', settings.address);
     if (tls !== undefined) await listen('rtmp.address_tls', settings.address_tls, tls);
   };
-  const certificateFor = (next: Config): Promise<SecureContextOptions | undefined> | undefined =>
-    next.rtmp.enable_tls ? loadCertificate(next.tls.cert_file, next.tls.key_file) : undefined;
+  // The certificate HTTPS serves (own files or tls.auto): tls/ loads it at start before the
+  // listeners open, and its reload step, registered before this one, builds it for a reload.
+  const certificateFor = (next: Config): ServedCertificate | undefined =>
+    next.rtmp.enable_tls ? deps.certificate : undefined;
   if (options.enable) {
     const rtmp = build(options);
     server = rtmp;
-    deps.lifecycle.onListen(async () => open(rtmp, options, await certificateFor(config)));
+    deps.lifecycle.onListen(async () => open(rtmp, options, certificateFor(config)));
   }
   deps.lifecycle.onShutdown(() => server?.close());
   deps.lifecycle.onReload({
@@ -72,7 +75,7 @@ export function createRtmpIngest(
           abort: () => undefined,
         };
       }
-      const tls = await certificateFor(next);
+      const tls = certificateFor(next);
       const held = server?.ports() ?? [];
       const tokened = settings.token !== '';
       await probeAddress('rtmp.address', settings.address, tokened, held);
@@ -120,20 +123,8 @@ async function probeAddress(
 ): Promise<void> {
   const resolved = resolveListenAddress(address, protectedByToken);
   if (resolved === undefined) throw new Error(`${key}: invalid address "${address}"`);
-  const { host, port } = resolved;
-  if (port !== 0 && held.includes(port)) return;
-  const probe = createServer();
-  try {
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen({ host: host === '' ? '::' : host, port }, resolve);
-    });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new Error(`${key}: cannot listen on "${address}" (${code})`, { cause: error });
-  } finally {
-    probe.close();
-  }
+  if (resolved.port !== 0 && held.includes(resolved.port)) return;
+  await probeListen(key, address, resolved);
 }
 
 /**
@@ -169,37 +160,13 @@ async function listenOn(
   server: RtmpServer,
   listener: IngestAddress,
   deps: IngestDeps,
-  tls?: SecureContextOptions,
+  certificate?: ServedCertificate,
 ): Promise<number> {
   const { host, port } = resolveIngestAddress(listener, deps.logger);
   try {
-    return (await server.listen(host, port, tls)).port;
+    return (await server.listen(host, port, certificate)).port;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`${listener.key}: cannot listen on "${listener.address}": ${reason}`, { cause: error });
   }
-}
-
-/** Reads and checks the PEM files, so a bad certificate stops start-up instead of every TLS client. */
-async function loadCertificate(certFile: string, keyFile: string): Promise<SecureContextOptions> {
-  const read = async (key: string, file: string): Promise<Buffer> => {
-    try {
-      return await readFile(file);
-    } catch (error) {
-      throw new Error(`${key}: cannot read "${file}": ${(error as Error).message}`, { cause: error });
-    }
-  };
-  const cert = await read('tls.cert_file', certFile);
-  const key = await read('tls.key_file', keyFile);
-  try {
-    createSecureContext({ cert, key });
-  } catch (error) {
-    throw new Error(
-      `tls.cert_file, tls.key_file: not a usable certificate and key: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  return { cert, key };
 }

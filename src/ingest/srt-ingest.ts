@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { PlaceholderTemplate } from '../process/index.js';
 import { IpIgnoreList, LiveSessions } from '../session/index.js';
-import type { IngestDeps } from './ingest-deps.js';
+import { mediaEvents, type IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress } from './listen-address.js';
 import { srtProcessUrl } from './srt-process-url.js';
 import { loadSrtAddon, SrtServer, type SrtConnection } from './srt/index.js';
@@ -32,6 +32,7 @@ export function createSrtIngest(
       passphrase: settings.passphrase,
       token: settings.token,
       logger: deps.logger,
+      onMedia: mediaEvents('srt', deps),
       sessions:
         deps.srtCollector === undefined
           ? undefined

@@ -10,6 +10,7 @@ export class LogBuffer {
   private readonly ring: string[] = [];
   /** Where the next line goes once the ring is full. */
   private next = 0;
+  private readonly listeners = new Set<(line: string) => void>();
 
   /** @param maxLines how many lines are kept, oldest dropped first (at least 1). */
   constructor(private readonly maxLines: number) {
@@ -21,12 +22,19 @@ export class LogBuffer {
     for (const line of chunk.split('\n')) {
       if (line === '') continue;
       const kept = line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) : line;
+      for (const listener of this.listeners) listener(kept);
       if (this.ring.length < this.maxLines) this.ring.push(kept);
       else {
         this.ring[this.next] = kept;
         this.next = (this.next + 1) % this.maxLines;
       }
     }
+  }
+
+  /** Tells `listener` every line from now on (the event bus); answers its removal. */
+  onLine(listener: (line: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** The kept lines, oldest first. */

@@ -19,7 +19,8 @@ export function maskEvent(event: LogEvent, secrets: readonly string[]): LogEvent
   const maskText = (text: string): string => {
     let masked = text;
     for (const secret of literal) if (masked.includes(secret)) masked = masked.replaceAll(secret, '***');
-    return masked.replace(URL_USERINFO, '$1***@');
+    // The expression backtracks over long runs of letters: only text that holds a URL is searched.
+    return masked.includes('://') ? masked.replace(URL_USERINFO, '$1***@') : masked;
   };
   const maskValue = (value: unknown, depth: number): unknown => {
     if (typeof value === 'string') return maskText(value);

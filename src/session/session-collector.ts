@@ -37,6 +37,8 @@ export interface SessionCollectorOptions {
   /** A pending session is dropped after this long without becoming active, ms. */
   pendingTimeoutMs: number;
   limits: SessionLimits;
+  /** Told when a session becomes active (`start`) and when an active one closes (`end`). */
+  onChange?: (change: 'start' | 'end', session: Session) => void;
 }
 
 /** The values behind the `session_*` metrics of one collector (docs/sessions.md#the-contract). */
@@ -102,7 +104,10 @@ export class SessionCollector {
       tx: new BitrateWindow(now),
     };
     this.sessions.set(session.id, session);
-    if (session.active) this.activeCount++;
+    if (session.active) {
+      this.activeCount++;
+      this.options.onChange?.('start', session);
+    }
     return session;
   }
 
@@ -116,6 +121,7 @@ export class SessionCollector {
     if (activate && !session.active) {
       session.active = true;
       this.activeCount++;
+      this.options.onChange?.('start', session);
     }
   }
 
@@ -158,6 +164,7 @@ export class SessionCollector {
     this.sessions.delete(id);
     if (!session.active) return; // a pending session never became a session
     this.activeCount--;
+    this.options.onChange?.('end', session);
     this.history.add(session.remote, session.local, session.reference, session.rxBytes, session.txBytes);
   }
 

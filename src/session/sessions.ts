@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import type { EventSink } from '../events/index.js';
 import { readAtUse, type Lifecycle } from '../lifecycle/index.js';
 import type { Collector } from '../monitor/index.js';
 import type { MountHooks } from '../storage/index.js';
@@ -9,7 +10,7 @@ import { HistoryPersistence } from './history-persistence.js';
 import { HlsIngestSessions } from './hls-ingest.js';
 import { HlsViewerSessions } from './hls-viewers.js';
 import { IpIgnoreList } from './ip-ignorelist.js';
-import { SessionCollector, type SessionLimits } from './session-collector.js';
+import { SessionCollector, type Session, type SessionLimits } from './session-collector.js';
 import { createSessionMetricsCollector } from './session-metrics.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { TrafficMeter } from './traffic-meter.js';
@@ -38,6 +39,8 @@ export interface SessionDeps {
   lifecycle: Lifecycle<Config>;
   /** The storage mounts' hooks: the HLS viewer and ingest sessions add theirs. */
   mountHooks: MountHooks[];
+  /** Where sessions that start and end go as session events; none without. */
+  events?: EventSink;
 }
 
 /**
@@ -73,6 +76,7 @@ export async function createSessions(
             }
           : noLimits;
       },
+      onChange: sessionEvents(name, deps.events),
     });
   const collectors = new Map(COLLECTOR_NAMES.map((name) => [name, collectorOf(name)] as const));
   const all = [...collectors.values()];
@@ -140,4 +144,21 @@ export async function createSessions(
     metrics: createSessionMetricsCollector(all),
     registerApi: (v3) => registerSessionRoutes(v3, all, deps.now),
   };
+}
+
+/** A collector's sessions as `session` events (`start` when one becomes active, `end` when it closes). */
+function sessionEvents(
+  collector: string,
+  events: EventSink | undefined,
+): ((change: 'start' | 'end', session: Session) => void) | undefined {
+  if (events === undefined) return undefined;
+  return (change, session) =>
+    events.publish('session', change, {
+      collector,
+      id: session.id,
+      reference: session.reference,
+      local: session.local,
+      remote: session.remote,
+      ...(change === 'end' ? { rx_bytes: session.rxBytes, tx_bytes: session.txBytes } : {}),
+    });
 }

@@ -51,11 +51,13 @@ export class DiskFilesystem implements MountedFilesystem {
   readonly mount = '/';
   private realRoot = '';
   private readonly listeners: WriteListeners;
+  private readonly removeListeners: WriteListeners;
   private cachedUsage: { value: Usage; atMs: number } | undefined;
   private usageWalk: Promise<Usage> | undefined;
 
   constructor(private readonly options: DiskFilesystemOptions) {
     this.listeners = new WriteListeners(options.onListenerError);
+    this.removeListeners = new WriteListeners(options.onListenerError);
   }
 
   /** Creates the root when missing and remembers its real path. Call once before use. */
@@ -99,6 +101,7 @@ export class DiskFilesystem implements MountedFilesystem {
     });
     // Usage counts regular files only (symlinks are skipped by the walk).
     if (stats.isFile()) this.adjustUsage(-stats.size, -1);
+    this.removeListeners.notify(path, stats.isFile() ? stats.size : 0);
     return true;
   }
 
@@ -110,6 +113,10 @@ export class DiskFilesystem implements MountedFilesystem {
 
   onWrite(listener: WriteListener): () => void {
     return this.listeners.add(listener);
+  }
+
+  onRemove(listener: WriteListener): () => void {
+    return this.removeListeners.add(listener);
   }
 
   async open(path: string): Promise<ServedFile | undefined> {

@@ -39,4 +39,6 @@ export interface Filesystem {
   usage(): Promise<{ usage_bytes: number; files: number; limit_bytes: number }>;
   /** Subscribes to writes that come through the server; returns the unsubscribe function. */
   onWrite(listener: WriteListener): () => void;
+  /** Subscribes to deletions (through the server, or a purge of the full memfs), with the bytes freed. */
+  onRemove(listener: WriteListener): () => void;
 }

@@ -42,9 +42,11 @@ export class MemoryFilesystem implements MountedFilesystem {
   private readonly files = new Map<string, MemFile>();
   private usageBytes = 0;
   private readonly listeners: WriteListeners;
+  private readonly removeListeners: WriteListeners;
 
   constructor(private readonly options: MemoryFilesystemOptions) {
     this.listeners = new WriteListeners(options.onListenerError);
+    this.removeListeners = new WriteListeners(options.onListenerError);
   }
 
   list(glob?: string): Promise<FileInfo[]> {
@@ -58,7 +60,7 @@ export class MemoryFilesystem implements MountedFilesystem {
   }
 
   remove(path: string): Promise<boolean> {
-    return Promise.resolve(this.delete(path));
+    return Promise.resolve(this.deleteAndTell(path));
   }
 
   usage(): Promise<{ usage_bytes: number; files: number; limit_bytes: number }> {
@@ -73,6 +75,10 @@ export class MemoryFilesystem implements MountedFilesystem {
 
   onWrite(listener: WriteListener): () => void {
     return this.listeners.add(listener);
+  }
+
+  onRemove(listener: WriteListener): () => void {
+    return this.removeListeners.add(listener);
   }
 
   open(path: string): Promise<ServedFile | undefined> {
@@ -175,6 +181,14 @@ export class MemoryFilesystem implements MountedFilesystem {
     return true;
   }
 
+  /** A deletion the listeners are told of (an overwrite's is not: the write tells). */
+  private deleteAndTell(path: string): boolean {
+    const bytes = this.files.get(path)?.data.length ?? 0;
+    if (!this.delete(path)) return false;
+    this.removeListeners.notify(path, bytes);
+    return true;
+  }
+
   /** Deletes the oldest files other than `keep` until `bytes` are freed. */
   private purgeOldest(bytes: number, keep: string): void {
     let freed = 0;
@@ -182,7 +196,7 @@ export class MemoryFilesystem implements MountedFilesystem {
       if (freed >= bytes) break;
       if (name === keep) continue;
       freed += file.data.length;
-      this.delete(name);
+      this.deleteAndTell(name);
     }
   }
 }

@@ -45,6 +45,7 @@ export class S3Filesystem implements MountedFilesystem {
   readonly mount: string;
   readonly remote = true;
   private readonly listeners: WriteListeners;
+  private readonly removeListeners: WriteListeners;
   /** Requests under way per key, so that many viewers of one new segment cause one request. */
   private readonly pending = new Map<string, Promise<ServedFile | undefined>>();
   private lastUsage = { usage_bytes: 0, files: 0, limit_bytes: -1 };
@@ -57,6 +58,7 @@ export class S3Filesystem implements MountedFilesystem {
     this.metricName = options.storage.name;
     this.mount = options.storage.mountpoint.replace(/\/+$/, '');
     this.listeners = new WriteListeners(options.onListenerError);
+    this.removeListeners = new WriteListeners(options.onListenerError);
   }
 
   /** Lists with the glob's fixed start as the key prefix, so a cleanup rule lists only its own files. */
@@ -80,6 +82,7 @@ export class S3Filesystem implements MountedFilesystem {
     if (info === undefined) return false;
     await this.options.bucket.remove(key);
     this.countChange(-1, -info.sizeBytes);
+    this.removeListeners.notify(path, info.sizeBytes);
     return true;
   }
 
@@ -106,6 +109,10 @@ export class S3Filesystem implements MountedFilesystem {
 
   onWrite(listener: WriteListener): () => void {
     return this.listeners.add(listener);
+  }
+
+  onRemove(listener: WriteListener): () => void {
+    return this.removeListeners.add(listener);
   }
 
   open(path: string): Promise<ServedFile | undefined> {

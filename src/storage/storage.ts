@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import type { EventSink } from '../events/index.js';
 import { FailureDelay, LoginThrottle } from '../auth/index.js';
 import type { Collector } from '../monitor/index.js';
 import { BasicAuthGate } from './basic-auth-gate.js';
@@ -39,9 +40,18 @@ export interface Storage {
 
 export async function createStorage(
   config: Config,
-  deps: { logger: Logger; now: () => number },
+  deps: { logger: Logger; now: () => number; events?: EventSink },
 ): Promise<Storage> {
   const filesystems = await createFilesystems(config, deps);
+  const mounted = [filesystems.disk, filesystems.mem, ...filesystems.s3];
+  const events = deps.events;
+  if (events !== undefined) {
+    for (const filesystem of mounted) {
+      const fields = (path: string, bytes: number) => ({ filesystem: filesystem.name, path, bytes });
+      filesystem.onWrite((path, bytes) => events.publish('filesystem', 'write', fields(path, bytes)));
+      filesystem.onRemove((path, bytes) => events.publish('filesystem', 'delete', fields(path, bytes)));
+    }
+  }
   const mountHooks: MountHooks[] = [];
   const diskFallbacks: DiskFallback[] = [];
   const auth = config.storage.memory.auth;
@@ -76,7 +86,6 @@ export async function createStorage(
         : undefined;
     return { filesystem, gate };
   });
-  const mounted = [filesystems.disk, filesystems.mem, ...filesystems.s3];
   return {
     filesystems,
     mountHooks,

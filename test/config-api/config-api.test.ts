@@ -181,7 +181,8 @@ describe('config API (v16 layout)', () => {
       'host.name',
       'api.read_only',
       'api.auth.password',
-      'tls.enable',
+      // HTTPS with neither tls.auto nor own certificate files.
+      'tls.cert_file',
       'sessions.ip_ignorelist',
     ]) {
       assert.match(details, new RegExp(`^${key.replaceAll('.', '\\.')}: `, 'm'), key);
@@ -205,6 +206,8 @@ describe('config API (v16 layout)', () => {
       // streamcore's own keys outside the v16 layout: refused too, not kept as unknown keys.
       'ffmpeg.sandbox': 'off',
       'ffmpeg.access.output.paths': ['/'],
+      'events.webhooks': [{ url: 'http://hooks.example/', events: [], secret: 'a secret of the intruder' }],
+      'events.allow_loopback_webhooks': true,
     };
     let body: Record<string, unknown> = { version: 3 };
     for (const [path, value] of Object.entries(changes)) {

@@ -2,12 +2,13 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { AnswerCheck } from './answer-check.js';
 import { ConfigReaderDifferential } from './config-reader-differential.js';
 import type { LogBuffer } from '../../src/log/index.js';
 import type { Schedule } from '../../src/process/index.js';
+import type { Timers } from '../../src/events/index.js';
 
 export type DeepPartial<T> = {
   [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
@@ -45,6 +46,10 @@ export interface StartOptions {
    * costs far more than most answers themselves and would be what they measure.
    */
   checkAnswers?: boolean;
+  /** How HTTPS watches certificate files and which roots earn HSTS (AppDeps.tls). */
+  tls?: AppDeps['tls'];
+  /** The webhooks' timers (time-outs, back-off), e.g. faster ones. */
+  eventTimers?: Timers;
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -87,10 +92,20 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     cgroupRoot: options.cgroupRoot,
     dashboardDir: options.dashboardDir,
     logBuffer: options.logBuffer,
+    tls: options.tls,
+    eventTimers: options.eventTimers,
     configFile,
     configSource: { file: configFile, fileJson: loaded.fileJson, overrides: loaded.overrides, env, cwd: dir },
   });
-  const url = await app.listen();
+  let url: string;
+  try {
+    url = await app.listen();
+  } catch (error) {
+    // A start that fails (a test of the failure) leaves nothing running.
+    await app.close();
+    if (ownDir) await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url,
     app,

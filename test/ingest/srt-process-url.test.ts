@@ -8,6 +8,7 @@ import { loadSrtAddon } from '../../src/ingest/srt/index.js';
 import { srtProcessUrl } from '../../src/ingest/srt-process-url.js';
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js';
 import { replacePlaceholders } from '../../src/process/config/placeholders.js';
+import { ServedCertificate } from '../../src/tls/index.js';
 
 describe('{srt} placeholder', () => {
   const options = { ...defaultConfig().srt, enable: true };
@@ -76,6 +77,7 @@ describe('srt config', () => {
       lifecycle: new Lifecycle(),
       rtmpCollector: undefined,
       srtCollector: undefined,
+      certificate: new ServedCertificate(),
     };
     const missing = loadSrtAddon('/nonexistent/srt_ingest.node');
     assert.ok('reason' in missing);

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer, type SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
+import { createCertificateServer, type ServedCertificate } from '../../tls/index.js';
 import {
   RtmpConnection,
   type ConnectionHost,
@@ -37,6 +37,8 @@ export interface RtmpServerOptions {
   idleTimeoutMs?: number;
   /** Open connections at most; more are refused at accept. */
   maxConnections?: number;
+  /** Told when a publisher starts or stops (`publish`, `unpublish`) and a player joins or leaves. */
+  onMedia?: (change: 'publish' | 'unpublish' | 'join' | 'leave', path: string, remoteAddress: string) => void;
 }
 
 const DEFAULT_MAX_CONNECTIONS = 4096;
@@ -109,14 +111,16 @@ export class RtmpServer implements ConnectionHost {
     return this.streams.get(path);
   }
 
-  /** Listens for plain RTMP, or RTMPS when `tls` is given; resolves with the bound address. */
-  async listen(host: string, port: number, tls?: SecureContextOptions): Promise<AddressInfo> {
+  /**
+   * Listens for plain RTMP, or RTMPS with the served certificate (and each one that replaces it)
+   * when `certificate` is given; resolves with the bound address.
+   */
+  async listen(host: string, port: number, certificate?: ServedCertificate): Promise<AddressInfo> {
     const onSocket = (socket: Socket): void => this.accept(socket);
-    const server = tls === undefined ? createServer(onSocket) : createTlsServer(tls, onSocket);
+    const server =
+      certificate === undefined ? createServer(onSocket) : createCertificateServer(certificate, onSocket);
     // Counts sockets still in their TLS handshake too, which `accept` does not see yet.
     server.maxConnections = this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-    // A TLS handshake that fails is that client's problem only.
-    server.on('tlsClientError', (_error: Error, socket: Socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen({ host: host === '' ? '::' : host, port }, () => {
@@ -163,6 +167,7 @@ export class RtmpServer implements ConnectionHost {
     this.publishers.set(stream, connection);
     this.options.sessions?.opened(connection, 'publish', target);
     this.log(connection, 'publish', target, 'start');
+    this.options.onMedia?.('publish', target, connection.remoteAddress);
     return { stream };
   }
 
@@ -181,6 +186,7 @@ export class RtmpServer implements ConnectionHost {
     }
     this.options.sessions?.opened(connection, 'play', target);
     this.log(connection, 'play', target, 'start');
+    this.options.onMedia?.('join', target, connection.remoteAddress);
     return { stream };
   }
 
@@ -196,9 +202,11 @@ export class RtmpServer implements ConnectionHost {
       this.streams.delete(stream.path);
       stream.end('publisher left');
       this.log(connection, 'publish', stream.path, `stop: ${connection.closeReason}`);
+      this.options.onMedia?.('unpublish', stream.path, connection.remoteAddress);
     } else if (stream !== undefined && connection.role === 'player') {
       stream.removePlayer(connection);
       this.log(connection, 'play', stream.path, `stop: ${connection.closeReason}`);
+      this.options.onMedia?.('leave', stream.path, connection.remoteAddress);
     }
     if (connection.role !== 'none') this.options.sessions?.closed(connection);
   }

@@ -15,6 +15,12 @@ export interface SrtServerOptions {
   logger: Logger;
   /** The `srt` session collector's publishers and players; undefined when sessions are off. */
   sessions?: LiveSessions<SrtConnection>;
+  /** Told when a publisher starts or stops (`publish`, `unpublish`) and a player joins or leaves. */
+  onMedia?: (
+    change: 'publish' | 'unpublish' | 'join' | 'leave',
+    resource: string,
+    remoteAddress: string,
+  ) => void;
   /** Open connections at most; more are refused in the handshake. */
   maxConnections?: number;
 }
@@ -134,6 +140,7 @@ export class SrtServer {
     }
     this.options.sessions?.opened(connection, mode === 'publish' ? 'publish' : 'play', event.resource);
     this.log(event.peer, mode, event.resource, 'start');
+    this.options.onMedia?.(mode === 'publish' ? 'publish' : 'join', event.resource, connection.remoteAddress);
   }
 
   private closed(event: NativeEvent): void {
@@ -150,6 +157,11 @@ export class SrtServer {
       if (players?.size === 0) this.players.delete(connection.resource);
     }
     this.options.sessions?.closed(connection);
+    this.options.onMedia?.(
+      connection.mode === 'publish' ? 'unpublish' : 'leave',
+      connection.resource,
+      connection.remoteAddress,
+    );
     this.log(connection.peer, connection.mode, connection.resource, `stop: ${event.reason}`);
   }
 

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve, sep } from 'node:path';
 import type { AccessContext } from './context.js';
-import { matchesRules, type Direction } from './rules.js';
+import { directionRefusal, type Direction } from './rules.js';
 
 /** True when `path` is `root` or inside it (both absolute and normalised). */
 export function isInside(path: string, root: string): boolean {
@@ -43,9 +43,5 @@ export function ruleRefusal(
   direction: Direction,
   context: AccessContext,
 ): string | undefined {
-  const verdict = matchesRules(forms, context.rules[direction]);
-  if (verdict === 'blocked') return `"${forms[0] ?? ''}" matches ffmpeg.access.${direction}.block`;
-  if (verdict === 'not-allowed')
-    return `"${forms[0] ?? ''}" matches nothing in ffmpeg.access.${direction}.allow`;
-  return undefined;
+  return directionRefusal(forms, direction, context.rules);
 }

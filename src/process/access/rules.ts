@@ -59,3 +59,20 @@ export function matchesRules(
   if (rules.allow.length === 0) return 'ok';
   return rules.allow.some((re) => forms.some((form) => re.matcher(form).find())) ? 'ok' : 'not-allowed';
 }
+
+/**
+ * Why an address (its `forms`) must not be used in `direction` under the user's rules (a block
+ * expression matches, or no allow expression does), or undefined when it may. Also what the
+ * webhooks are held to: the server sends nothing where its encoders may not write.
+ */
+export function directionRefusal(
+  forms: readonly string[],
+  direction: Direction,
+  rules: AccessRules,
+): string | undefined {
+  const verdict = matchesRules(forms, rules[direction]);
+  if (verdict === 'blocked') return `"${forms[0] ?? ''}" matches ffmpeg.access.${direction}.block`;
+  if (verdict === 'not-allowed')
+    return `"${forms[0] ?? ''}" matches nothing in ffmpeg.access.${direction}.allow`;
+  return undefined;
+}

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
+import type { EventSink } from '../../events/index.js';
 import {
   absoluteOutputAddress,
   parseOutputReference,
@@ -56,6 +57,8 @@ export interface EntryFactoryDeps {
   /** The resolved config of another process, for input references. */
   lookup: (id: string) => ProcessConfig | undefined;
   onStateChange: (to: ProcessState) => void;
+  /** Where each state change goes as a process event. */
+  events?: EventSink;
   /** Hides credentials in log lines, command lines and stream addresses. */
   mask: CredentialMask;
   /** The ingest servers' own streams, which an input's fallback relay reads without a feeder. */
@@ -147,6 +150,13 @@ export class EntryFactory {
             `process ${to}`,
           );
           deps.onStateChange(to);
+          deps.events?.publish('process', 'state', {
+            id: config.id,
+            reference: config.reference,
+            state: to,
+            from,
+            ...(to === 'failed' ? { reason: lastNote(report), last_line: report.lastLogLine } : {}),
+          });
         },
       },
     );
@@ -303,4 +313,11 @@ export class EntryFactory {
     });
     if (channel !== undefined) entry.supervisor.attachVstats(channel);
   }
+}
+
+/** The server's own note on how the current run ended (`streamcore: exited with code 1`), or ''. */
+function lastNote(report: ProcessReport): string {
+  const log = report.currentRun().log;
+  const line = log[log.length - 1]?.[1] ?? '';
+  return line.startsWith('streamcore: ') ? line : '';
 }

@@ -8,6 +8,7 @@ import {
   type PlaceholderValues,
   type ProcessConfig,
 } from '../config/index.js';
+import type { EventSink } from '../../events/index.js';
 import { ApiError } from '../../http/index.js';
 import { checkMetadataChange, processOwner, type MetadataBudget } from '../../metadata/index.js';
 import type { ProcessStore } from '../store/index.js';
@@ -44,6 +45,8 @@ export interface ProcessChangesDeps {
   changed: () => void;
   /** Deletes the `purge_on_delete` files of a process that goes away or is replaced. */
   purge: (entry: ProcessEntry) => Promise<void>;
+  /** Told of each process created, updated or deleted once the change is saved. */
+  events: EventSink;
 }
 
 /**
@@ -89,6 +92,7 @@ export class ProcessChanges {
         this.deps.changed();
         discard(entry);
       });
+      this.announce('created', config);
       if (config.autostart) entry.supervisor.start();
       return config;
     });
@@ -151,6 +155,7 @@ export class ProcessChanges {
       });
       await entry.supervisor.dispose();
       await this.deps.purge(entry);
+      this.announce('deleted', entry.config);
     });
   }
 
@@ -257,7 +262,18 @@ export class ProcessChanges {
     await this.deps.purge(old);
     entry.report.adopt(old.report);
     entry.supervisor.adoptCounts(old.supervisor);
+    this.announce('updated', config, old.config.id);
     if (order === 'start') entry.supervisor.start();
+  }
+
+  /** `previous`: the id before an update renamed the process. */
+  private announce(event: 'created' | 'updated' | 'deleted', config: ProcessConfig, previous?: string): void {
+    const fields = { id: config.id, reference: config.reference };
+    this.deps.events.publish(
+      'process',
+      event,
+      previous !== undefined && previous !== config.id ? { ...fields, previous_id: previous } : fields,
+    );
   }
 
   /** The semantic checks (docs/processes.md#process-config) against the current processes; throws a 400. */

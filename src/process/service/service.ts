@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
+import { NO_EVENTS, type EventSink } from '../../events/index.js';
 import { ApiError } from '../../http/index.js';
 import {
   MetadataBudget,
@@ -74,6 +75,8 @@ export interface ProcessServiceDeps {
   configFile?: string;
   /** Issues each encoder run its memfs write credential; undefined when memfs writes need none. */
   memfsGrants?: MemfsWriteGrants;
+  /** Where process events go (created, updated, deleted, each state change); none without. */
+  events?: EventSink;
   /** The ingest servers' own streams, which an input's fallback relay reads without a feeder. */
   localStreams?: LocalStreams;
 }
@@ -167,6 +170,7 @@ export class ProcessService {
       nowSeconds: () => Math.floor(deps.now() / 1000),
       changed: () => this.traffic.rebuild(this.values.memfs),
       purge: (entry) => this.housekeeping.purge([entry]),
+      events: deps.events ?? NO_EVENTS,
     });
   }
 
