@@ -6,6 +6,7 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
+import { EventReader } from '../events/event-reader.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startS3Endpoint, type S3Endpoint } from '../helpers/s3-endpoint.js';
 
@@ -79,6 +80,33 @@ describe('an S3 filesystem', () => {
     );
   });
 
+  it('publishes filesystem events for writes and deletes through the mountpoint, named by the filesystem', async () => {
+    const reader = await EventReader.open(server.url, {
+      format: 'json',
+      headers: { authorization: `Bearer ${token}` },
+      body: { filters: [{ type: 'filesystem' }] },
+    });
+    try {
+      const file = `${server.url}/s3/events/note.txt`;
+      const put = await fetch(file, { method: 'PUT', headers: { authorization: basic }, body: 'hello' });
+      assert.equal(put.status, 201, await put.text());
+      const removed = await fetch(file, { method: 'DELETE', headers: { authorization: basic } });
+      assert.equal(removed.status, 200, await removed.text());
+      await reader.until(
+        (events) => events.some((event) => event.event === 'delete'),
+        'the delete event of the S3 filesystem',
+      );
+      assert.deepEqual(
+        reader.events.map((event) => [event.event, event.filesystem, event.path, event.bytes]),
+        [
+          ['write', 'media', '/events/note.txt', 5],
+          ['delete', 'media', '/events/note.txt', 5],
+        ],
+      );
+    } finally {
+      reader.close();
+    }
+  });
   it('writes, reads with ranges and types, lists with glob/sort/order, and deletes through /api/v3/fs/media', async () => {
     const put = await api('PUT', '/fs/media/dir/a.m3u8', { body: '#EXTM3U\n' });
     assert.equal(put.status, 201, await put.text());
