@@ -5,6 +5,7 @@ import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
 import { parseWebhooksEnv, validateWebhooks } from './webhooks.js';
+import { parseMapEnv } from './map-env.js';
 import { parseS3StoragesEnv, readS3Storage } from './s3-storages.js';
 import { rangeProblem } from './int-range.js';
 import { KEYS, type ConfigKey } from './keys.js';
@@ -295,20 +296,4 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
       return 'problem' in parsed ? parsed : { value: parsed.storages };
     }
   }
-}
-
-/**
- * `CORE_ROUTER_ROUTES` as the reference reads it: entries separated by spaces, each split at its
- * first `:` (`/:/ui/ /docs/*:/srv/docs`); an entry without one maps to `""`.
- */
-function parseMapEnv(raw: string): Record<string, string> {
-  const entries = raw
-    .split(/\s+/)
-    .filter((entry) => entry !== '')
-    .map((entry): [string, string] => {
-      const colon = entry.indexOf(':');
-      return colon === -1 ? [entry, ''] : [entry.slice(0, colon), entry.slice(colon + 1)];
-    });
-  // fromEntries defines each key as the object's own, `__proto__` included.
-  return Object.fromEntries(entries);
 }
