@@ -70,8 +70,8 @@ export interface EntryFactoryDeps {
  * command line of each run from the entry's resolved config (references to other processes'
  * outputs followed at every start, since those may have changed).
  * Just past 300 lines: every run's command line is assembled here from the same resolved config
- * (placeholders, the run's write credential and mask, the fallback relay), and splitting the steps would scatter
- * one order that must stay as it is.
+ * (placeholders, the run's write credential and mask, the fallback relay), and splitting the
+ * steps would scatter one order that must stay as it is.
  */
 export class EntryFactory {
   /** Directory of the `-vstats` FIFOs, made on first use. */
