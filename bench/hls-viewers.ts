@@ -23,6 +23,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { playHls, type PlayerReport } from '../test/session/hls-player.js';
 
 const VIEWERS = Number(process.env.VIEWERS ?? 200);
@@ -31,7 +32,7 @@ const WARMUP_SEC = 10;
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-interface RoundResult {
+export interface RoundResult {
   name: string;
   cpuPercent: number;
   rssMedianMiB: number;
@@ -44,7 +45,7 @@ interface RoundResult {
   errors: number;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -53,17 +54,22 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-async function startServer(dir: string, sessions: boolean): Promise<{ child: ChildProcess; url: string }> {
+async function startServer(
+  dir: string,
+  config: Record<string, unknown>,
+): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const configFile = join(dir, 'config.json');
+  const { storage, ...rest } = config;
   await writeFile(
     configFile,
     JSON.stringify({
       address: `127.0.0.1:${port}`,
       db: { dir: join(dir, 'db') },
-      storage: { disk: { dir: join(dir, 'data') } },
+      storage: { disk: { dir: join(dir, 'data') }, ...(storage as object | undefined) },
       metrics: { enable: true, interval_sec: 2 },
-      sessions: { enable: sessions, ip_ignorelist: [], session_timeout_sec: 30 },
+      sessions: { enable: true, ip_ignorelist: [], session_timeout_sec: 30 },
+      ...rest,
     }),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -85,7 +91,16 @@ async function startServer(dir: string, sessions: boolean): Promise<{ child: Chi
   }
 }
 
-async function startStream(url: string): Promise<void> {
+/** Where a round's stream is written (`address`), listed (`fs`) and played (`playlist`). */
+export interface StreamPlace {
+  address: string;
+  fs: string;
+  playlist: string;
+}
+
+const MEMFS: StreamPlace = { address: '{memfs}/{processid}.m3u8', fs: 'mem', playlist: '/memfs/bench.m3u8' };
+
+async function startStream(url: string, place: StreamPlace): Promise<void> {
   const response = await fetch(`${url}/api/v3/process`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -94,7 +109,7 @@ async function startStream(url: string): Promise<void> {
       input: [{ address: 'testsrc2=size=320x240:rate=25', options: ['-re', '-f', 'lavfi'] }],
       output: [
         {
-          address: '{memfs}/{processid}.m3u8',
+          address: place.address,
           options: [
             ...[
               '-codec:v',
@@ -119,7 +134,7 @@ async function startStream(url: string): Promise<void> {
   if (response.status !== 200) throw new Error(`process: ${response.status} ${await response.text()}`);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const files = (await (await fetch(`${url}/api/v3/fs/mem`)).json()) as unknown[];
+    const files = (await (await fetch(`${url}/api/v3/fs/${place.fs}`)).json()) as unknown[];
     if (files.length >= 5) return;
     if (Date.now() > deadline) throw new Error('stream did not start');
     await sleep(500);
@@ -149,15 +164,26 @@ async function serverTxBitrate(url: string): Promise<number | undefined> {
   return values?.[values.length - 1]?.[1];
 }
 
-async function runRound(name: string, sessions: boolean): Promise<RoundResult> {
+/** Figures a round's caller measures itself over the same window (e.g. the S3 endpoint's). */
+export interface WindowProbe {
+  start(): void;
+  stop(elapsedSec: number): void;
+}
+
+export async function runRound(
+  name: string,
+  options: { config?: Record<string, unknown>; place?: StreamPlace; probe?: WindowProbe } = {},
+): Promise<RoundResult> {
+  const place = options.place ?? MEMFS;
   const dir = await mkdtemp(join(tmpdir(), 'streamcore-hls-bench-'));
-  const { child, url } = await startServer(dir, sessions);
+  const { child, url } = await startServer(dir, options.config ?? {});
+  const sessions = (options.config?.sessions as { enable?: boolean } | undefined)?.enable !== false;
   const pid = child.pid as number;
   const stop = new AbortController();
   // Every viewer waits on this one signal.
   setMaxListeners(VIEWERS * 2, stop.signal);
   try {
-    await startStream(url);
+    await startStream(url, place);
     const players: Promise<PlayerReport>[] = [];
     let received = 0;
     const onBytes = (bytes: number): void => {
@@ -165,12 +191,13 @@ async function runRound(name: string, sessions: boolean): Promise<RoundResult> {
     };
     for (let i = 0; i < VIEWERS; i++) {
       const localAddress = `127.0.1.${(i % 250) + 1}`;
-      players.push(playHls(`${url}/memfs/bench.m3u8`, { localAddress, onBytes, signal: stop.signal }));
+      players.push(playHls(`${url}${place.playlist}`, { localAddress, onBytes, signal: stop.signal }));
       await sleep((JOIN_SEC * 1000) / VIEWERS);
     }
     await sleep(WARMUP_SEC * 1000);
     const bytesBefore = received;
     const cpuBefore = await cpuSeconds(pid);
+    options.probe?.start();
     const started = Date.now();
     const rss: number[] = [];
     while (Date.now() - started < DURATION_SEC * 1000) {
@@ -178,6 +205,7 @@ async function runRound(name: string, sessions: boolean): Promise<RoundResult> {
       await sleep(1000);
     }
     const elapsedSec = (Date.now() - started) / 1000;
+    options.probe?.stop(elapsedSec);
     const cpu = (await cpuSeconds(pid)) - cpuBefore;
     const serverTx = sessions ? await serverTxBitrate(url) : undefined;
     const bytesAfter = received;
@@ -204,14 +232,16 @@ async function runRound(name: string, sessions: boolean): Promise<RoundResult> {
   }
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 async function main(): Promise<void> {
   const results: RoundResult[] = [];
-  results.push(await runRound('baseline (sessions.enable=false)', false));
-  results.push(await runRound('sessions (default)', true));
+  results.push(
+    await runRound('baseline (sessions.enable=false)', { config: { sessions: { enable: false } } }),
+  );
+  results.push(await runRound('sessions (default)'));
   const base = results[0] as RoundResult;
   const lines = [
     `${VIEWERS} viewers, ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up, one ~500 kbit/s stream`,
@@ -227,4 +257,5 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-await main();
+// Run when executed, not when bench/s3-viewers.ts borrows its rounds.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

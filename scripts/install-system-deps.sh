@@ -5,7 +5,15 @@
 # ingest addon that `npm ci` builds, docs/ingest.md), pebble with pebble-challtestsrv (a real ACME
 # server for the certificate tests, docs/tls.md) and etcd (the cluster tests, docs/cluster.md).
 # All come from Debian's archive; nothing else is downloaded.
+# The S3 filesystem tests (test/storage/s3-*.test.ts, test/process/s3-outputs.test.ts) also need
+# moto's server (`moto_server`, test/helpers/s3-endpoint.ts): neither Debian nor npm has an S3
+# server, so it is not installed here (it comes from PyPI: `pip install 'moto[server]'`); this
+# script only warns when it is missing.
 set -euo pipefail
+if ! command -v moto_server >/dev/null 2>&1; then
+  echo "warning: moto_server is not on PATH: the S3 tests (test/storage/s3-*.test.ts," \
+    "test/process/s3-outputs.test.ts) will fail; install moto's server (pip install 'moto[server]')" >&2
+fi
 missing=()
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)

@@ -138,7 +138,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     encoderPids: () => encoders.runningPids(),
   });
   registerEncoderGuard(server, {
-    openPrefix: '/memfs/',
+    // S3 mounts take encoder writes as memfs does (each run with its own credential).
+    openPrefixes: ['/memfs/', ...config.storage.s3.map((s3) => `${s3.mountpoint.replace(/\/+$/, '')}/`)],
     fromEncoder: (socket) => encoderConnections.fromEncoder(socket),
   });
   // Every module's collectors; the monitor (wired last) collects them all.

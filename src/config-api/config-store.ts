@@ -14,6 +14,7 @@ import type { DeferredKey } from './live-apply.js';
 import { OWN_FILE_ONLY_FIELDS, V16_FIELDS } from './v16-fields.js';
 import { listenProblems } from './listen-check.js';
 import { openServerProblems } from './open-server.js';
+import { restoreS3Secrets, withholdS3Secrets } from './s3-secrets.js';
 import { mergeV16Layout, toV16Layout } from './v16-layout.js';
 
 /** Where the configuration comes from: the file and the env it is resolved with. */
@@ -86,7 +87,7 @@ export class ConfigStore {
       created_at: createdAt,
       loaded_at: iso(this.loadedAtMs),
       updated_at: iso(this.updatedAtMs),
-      config: toV16Layout(this.fileJson, this.effective, this.overrides, createdAt),
+      config: withheldLayout(toV16Layout(this.fileJson, this.effective, this.overrides, createdAt)),
       overrides: V16_FIELDS.filter((field) => this.overrides.has(field.path)).map(
         (field) => field.variable ?? field.path,
       ),
@@ -114,8 +115,9 @@ export class ConfigStore {
   /** Validates a v16 layout merged over the stored one and stores it; 400 naming every bad field. */
   put(body: unknown): Promise<void> {
     return this.serialize(async () => {
-      const merged = mergeV16Layout(body, this.fileJson);
-      merged.problems.push(...this.fileOnlyChanges(body, merged.problems));
+      const sent = restoreS3Secrets(body, this.effective);
+      const merged = mergeV16Layout(sent, this.fileJson);
+      merged.problems.push(...this.fileOnlyChanges(sent, merged.problems));
       merged.problems.push(...this.envKeyChanges(merged.fileJson));
       this.keepEnvValuesOutOfFile(merged.fileJson);
       const { source } = this.options;
@@ -224,4 +226,10 @@ async function fileCreatedAtMs(
 /** RFC 3339 in UTC, as the reference's times (the UI parses them with its RFC 3339 reader). */
 function iso(ms: number): string {
   return new Date(Math.floor(ms)).toISOString();
+}
+
+/** The layout as answered: the S3 secrets blanked. */
+function withheldLayout(layout: Record<string, unknown>): Record<string, unknown> {
+  withholdS3Secrets(layout);
+  return layout;
 }

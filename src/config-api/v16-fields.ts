@@ -49,6 +49,7 @@ const V16_KINDS: Record<KeyKind, V16Kind> = {
   tenants: 'tenants',
   map: 'map',
   webhooks: 'objects',
+  s3: 'objects',
 };
 
 function toV16Field(path: string, declaration: KeyDeclaration): V16Field | undefined {

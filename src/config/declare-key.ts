@@ -18,6 +18,23 @@ export interface Auth0Tenant {
   jwks_url?: string;
 }
 
+/** One S3 filesystem (docs/storage.md#s3-filesystems), in the reference's shape (`config/value/s3.go`). */
+export interface S3Storage {
+  /** API name (`/api/v3/fs/<name>`, `{fs:<name>}`), `[A-Za-z0-9_-]+`. */
+  name: string;
+  /** URL path it is served at, e.g. `/s3`. */
+  mountpoint: string;
+  /** Basic auth for writes and deletes through the mountpoint. */
+  auth: { enable: boolean; username: string; password: string };
+  /** `host` or `host:port`, without scheme. */
+  endpoint: string;
+  access_key_id: string;
+  secret_access_key: string;
+  bucket: string;
+  region: string;
+  use_ssl: boolean;
+}
+
 /** One receiver of events (docs/events.md#webhooks). */
 export interface Webhook {
   /** Where each delivery is POSTed (http or https). */
@@ -31,8 +48,9 @@ export interface Webhook {
 /**
  * `patterns`: a list like `list`, but env values split on white space only (expressions hold commas).
  * `map`: an object of strings; its env value is the reference's `key:value key:value`.
+ * `s3`: S3 filesystems; its env value is the reference's URLs joined by `|` (config/s3-storages.ts).
  */
-export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants' | 'map' | 'webhooks';
+export type KeyKind = 'bool' | 'int' | 'string' | 'list' | 'patterns' | 'tenants' | 'map' | 'webhooks' | 's3';
 
 /** `strings`: array of strings; `tenants`: identity-provider tenants; `objects`: array of objects; `map`: string → string. */
 export type V16Kind = 'bool' | 'int' | 'string' | 'strings' | 'tenants' | 'objects' | 'map';
@@ -160,6 +178,9 @@ export const map = (
 export const webhooks = (options: KeyOptions): DeclaredKey<Webhook[]> => declare('webhooks', [], options);
 
 export const tenants = (options: KeyOptions): DeclaredKey<Auth0Tenant[]> => declare('tenants', [], options);
+
+/** S3 filesystems, none by default. */
+export const s3Storages = (options: KeyOptions): DeclaredKey<S3Storage[]> => declare('s3', [], options);
 
 /** A key of the v16 layout streamcore does not implement, answered as `stored` until a client sets it. */
 export const v16Only = (

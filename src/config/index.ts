@@ -1,4 +1,5 @@
-export type { Auth0Tenant, Config, SandboxMode, Webhook } from './schema.js';
+export type { Auth0Tenant, Config, S3Storage, SandboxMode, Webhook } from './schema.js';
+export { S3_NAME, S3_SECRET_FIELDS } from './s3-storages.js';
 export { defaultConfig, SANDBOX_MODES } from './schema.js';
 export { DECLARED_KEYS, KEYS, type ConfigKey } from './keys.js';
 export {

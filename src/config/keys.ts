@@ -18,6 +18,7 @@ import {
   map,
   oneOf,
   patterns,
+  s3Storages,
   string,
   tenants,
   v16Only,
@@ -43,6 +44,8 @@ const LIFTS_POLICY = 'it decides what encoders may read and write';
 const SIGNS_TOKENS = 'it signs every token: whoever chooses it can make tokens of their own';
 const ADDS_LOGINS =
   'it decides who may log in: a tenant of their own would keep a token holder in after a password change';
+const MOUNTS_BUCKETS =
+  'it decides which servers the server connects to with which keys, and what it serves and lets encoders write';
 const CHOOSES_CA = 'it decides which certificate authority the server trusts and serves certificates of';
 const JOINS_CLUSTER =
   "it decides which machines the server takes processes from and sends its clients' tokens to (docs/cluster.md)";
@@ -355,7 +358,15 @@ export const DECLARED_KEYS = {
     doc: '`Access-Control-Allow-Origin`; with auth off, none for the API; add `"null"` for player pages',
   }),
   'storage.mimetypes_file': v16Only('string', './mime.types'),
-  'storage.s3': v16Only('objects', [], { refuse: 'S3 storage is not implemented by streamcore' }),
+  // Holds access keys and passwords: never printed; the config API withholds the secrets nested in
+  // its entries (config-api/s3-secrets.ts).
+  'storage.s3': s3Storages({
+    env: 'CORE_STORAGE_S3',
+    secret: true,
+    fileOnly: MOUNTS_BUCKETS,
+    v16: true,
+    doc: 'S3 buckets as filesystems ([storage.md](storage.md#s3-filesystems)); env: URLs joined by `|`',
+  }),
   'ffmpeg.binary': string('ffmpeg', {
     env: 'CORE_FFMPEG_BINARY',
     fileOnly: RUNS_PROGRAM,

@@ -5,6 +5,8 @@ import { writeFileAtomic } from '../persistence/atomic-write.js';
 import { removeStaleTemporaries } from '../persistence/leftovers.js';
 import { parseTenantsEnv, validateTenant } from './auth0-tenants.js';
 import { parseWebhooksEnv, validateWebhooks } from './webhooks.js';
+import { parseMapEnv } from './map-env.js';
+import { parseS3StoragesEnv, readS3Storage } from './s3-storages.js';
 import { rangeProblem } from './int-range.js';
 import { KEYS, type ConfigKey } from './keys.js';
 import { generateName } from './names.js';
@@ -226,6 +228,16 @@ function checkFileValue(configKey: ConfigKey, value: unknown): Checked {
     }
     case 'webhooks':
       return validateWebhooks(value);
+    case 's3': {
+      if (!Array.isArray(value)) return { problem: 'must be an array of S3 storage objects' };
+      const storages = [];
+      for (const [index, item] of value.entries()) {
+        const storage = readS3Storage(item);
+        if (typeof storage === 'string') return { problem: `item ${index}: ${storage}` };
+        storages.push(storage);
+      }
+      return { value: storages };
+    }
   }
 }
 
@@ -238,7 +250,8 @@ function checkRange(configKey: ConfigKey, value: number): Checked {
 /** `metrics.interval_sec: …` → `metrics.interval_sec (env CORE_METRICS_INTERVAL_SECONDS): …` when set by env. */
 function nameEnvSource(problem: string, fromEnv: ReadonlyMap<string, string>): string {
   const colon = problem.indexOf(':');
-  const envName = fromEnv.get(problem.slice(0, colon));
+  // `storage.s3[1].name: …` names the key `storage.s3`.
+  const envName = fromEnv.get(problem.slice(0, colon).replace(/\[.*$/, ''));
   return envName === undefined
     ? problem
     : `${problem.slice(0, colon)} (env ${envName})${problem.slice(colon)}`;
@@ -278,21 +291,9 @@ function parseEnvValue(configKey: ConfigKey, raw: string): Checked {
     }
     case 'webhooks':
       return parseWebhooksEnv(raw);
+    case 's3': {
+      const parsed = parseS3StoragesEnv(raw);
+      return 'problem' in parsed ? parsed : { value: parsed.storages };
+    }
   }
-}
-
-/**
- * `CORE_ROUTER_ROUTES` as the reference reads it: entries separated by spaces, each split at its
- * first `:` (`/:/ui/ /docs/*:/srv/docs`); an entry without one maps to `""`.
- */
-function parseMapEnv(raw: string): Record<string, string> {
-  const entries = raw
-    .split(/\s+/)
-    .filter((entry) => entry !== '')
-    .map((entry): [string, string] => {
-      const colon = entry.indexOf(':');
-      return colon === -1 ? [entry, ''] : [entry.slice(0, colon), entry.slice(colon + 1)];
-    });
-  // fromEntries defines each key as the object's own, `__proto__` included.
-  return Object.fromEntries(entries);
 }

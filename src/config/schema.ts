@@ -7,7 +7,7 @@ import { setPath } from './json-path.js';
 
 import { KEYS, type DECLARED_KEYS } from './keys.js';
 
-export type { Auth0Tenant, Webhook } from './declare-key.js';
+export type { Auth0Tenant, S3Storage, Webhook } from './declare-key.js';
 export { LOG_LEVELS, SANDBOX_MODES, type SandboxMode } from './keys.js';
 
 /** Path → value type of streamcore's own keys (the v16 layout's unimplemented ones left out). */

@@ -1,14 +1,18 @@
 import { getPath, isPlainObject } from './json-path.js';
 import { KEYS } from './keys.js';
+import { s3StorageSecrets } from './s3-storages.js';
 import type { Config } from './schema.js';
 
 /**
  * The values of the keys declared `secret` (keys.ts), so that what the server shows (its log over
- * the API) can hide them wherever they appear. Empty values are left out.
+ * the API) can hide them wherever they appear; for `storage.s3`, the secrets inside its entries.
+ * Empty values are left out.
  */
 export function configSecrets(config: Config): string[] {
   return KEYS.filter((key) => key.secret)
-    .flatMap((key) => secretStrings(getPath(config, key.path)))
+    .flatMap((key) =>
+      key.kind === 's3' ? s3StorageSecrets(config.storage.s3) : secretStrings(getPath(config, key.path)),
+    )
     .filter((secret) => secret !== '');
 }
 

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { accessSettingProblems } from './access-settings.js';
+import { s3RouterClashes, s3StorageProblems } from './s3-storages.js';
 import { LOG_LEVELS, SANDBOX_MODES, type Config } from './schema.js';
 
 /**
@@ -64,6 +65,8 @@ export function validateConfig(config: Config): string[] {
       'storage.memory.auth.username: required when storage.memory.auth.enable is true',
     );
   }
+  problems.push(...s3StorageProblems(config.storage.s3));
+  problems.push(...s3RouterClashes(config.storage.s3, config.router));
   check(config.ffmpeg.binary !== '', 'ffmpeg.binary: must not be empty');
   problems.push(...accessSettingProblems(config.ffmpeg.access));
   check(

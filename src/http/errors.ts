@@ -16,7 +16,9 @@ export const ERRORS = {
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'Range Not Satisfiable' },
   TOO_MANY_REQUESTS: { status: 429, message: 'Too Many Requests' },
   INTERNAL: { status: 500, message: 'Internal Server Error' },
+  BAD_GATEWAY: { status: 502, message: 'Bad Gateway' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Service Unavailable' },
+  GATEWAY_TIMEOUT: { status: 504, message: 'Gateway Timeout' },
   INSUFFICIENT_STORAGE: { status: 507, message: 'Insufficient Storage' },
   BANDWIDTH_LIMIT_EXCEEDED: { status: 509, message: 'Bandwidth Limit Exceeded' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -43,7 +43,7 @@ export class HlsIngestSessions implements MountHooks {
   ) {}
 
   afterWrite(event: ChangeEvent): void {
-    if (event.filesystem.name !== 'mem') return;
+    if (event.filesystem.type === 'disk') return;
     const { request, reply, urlPath } = event;
     if (urlPath.toLowerCase().endsWith('.m3u8')) {
       const session = this.sessionFor(urlPath, request.ip);
@@ -64,7 +64,7 @@ export class HlsIngestSessions implements MountHooks {
   }
 
   afterDelete(event: ChangeEvent): void {
-    if (event.filesystem.name !== 'mem') return;
+    if (event.filesystem.type === 'disk') return;
     this.unclaimed.delete(event.urlPath);
     const playlist = this.owners.get(event.urlPath);
     if (playlist !== undefined) {

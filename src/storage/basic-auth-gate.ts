@@ -13,6 +13,16 @@ export interface BasicAuthGateDeps {
   logger: Logger;
 }
 
+/** How a gate names its mount in answers and log lines. */
+export interface GateLabels {
+  /** `memfs`, or an S3 filesystem's name: the basic-auth realm and the log's `method`. */
+  realm: string;
+  /** The config keys of the credentials, for the 401's detail. */
+  credentialsKey: string;
+}
+
+const MEMFS_LABELS: GateLabels = { realm: 'memfs', credentialsKey: 'storage.memory.auth' };
+
 /** Longest username written to a log line, characters. */
 const MAX_LOGGED_USERNAME = 128;
 
@@ -30,6 +40,7 @@ export class BasicAuthGate {
     private readonly expected: BasicCredentials,
     private readonly grants: MemfsWriteGrants,
     private readonly deps: BasicAuthGateDeps,
+    private readonly labels: GateLabels = MEMFS_LABELS,
   ) {}
 
   /**
@@ -52,11 +63,15 @@ export class BasicAuthGate {
     const address = request.ip;
     const waitSec = this.deps.throttle.retryAfterSec(address, given?.username);
     if (waitSec > 0) {
-      throw new ApiError('TOO_MANY_REQUESTS', `too many failed memfs logins; retry in ${waitSec} s`, {
-        headers: { 'retry-after': String(waitSec) },
-      });
+      throw new ApiError(
+        'TOO_MANY_REQUESTS',
+        `too many failed ${this.labels.realm} logins; retry in ${waitSec} s`,
+        {
+          headers: { 'retry-after': String(waitSec) },
+        },
+      );
     }
-    if (given === undefined) throw challenge();
+    if (given === undefined) throw challenge(this.labels);
     const decision = checkBasicAuth(request.headers.authorization, this.expected)
       ? 'granted'
       : this.grants.decide(given, path ?? '');
@@ -68,27 +83,27 @@ export class BasicAuthGate {
     if (decision === 'out-of-scope') {
       throw new ApiError(
         'FORBIDDEN',
-        `this encoder's memfs credential may write only the memfs paths its outputs name, not ${path ?? 'this path'}`,
+        `this encoder's ${this.labels.realm} credential may write only the ${this.labels.realm} paths its outputs name, not ${path ?? 'this path'}`,
       );
     }
     this.deps.throttle.recordFailure(address, given.username);
     const shown = withoutMappedPrefix(address);
     const user = JSON.stringify(given.username.slice(0, MAX_LOGGED_USERNAME));
     this.deps.logger.warn(
-      { address: shown, username: given.username.slice(0, MAX_LOGGED_USERNAME), method: 'memfs' },
-      `login failed: address=${shown} user=${user} method=memfs reason=wrong username or password`,
+      { address: shown, username: given.username.slice(0, MAX_LOGGED_USERNAME), method: this.labels.realm },
+      `login failed: address=${shown} user=${user} method=${this.labels.realm} reason=wrong username or password`,
     );
     await this.deps.failureDelay.wait();
-    throw challenge();
+    throw challenge(this.labels);
   }
 }
 
-function challenge(): ApiError {
+function challenge(labels: GateLabels): ApiError {
   return new ApiError(
     'UNAUTHORIZED',
-    'memfs writes need basic auth with the storage.memory.auth credentials',
+    `${labels.realm} writes need basic auth with the ${labels.credentialsKey} credentials`,
     {
-      headers: { 'www-authenticate': 'Basic realm="memfs", charset="UTF-8"' },
+      headers: { 'www-authenticate': `Basic realm="${labels.realm}", charset="UTF-8"` },
     },
   );
 }

@@ -14,6 +14,14 @@ const file = opaque('the file (content type from its extension); byte ranges wit
 const FilePath = Type.Object({ '*': Type.String({ description: 'the file path' }) });
 const NamedFilePath = Type.Object({ name: Type.String(), '*': Type.String() });
 
+const LIST_QUERY = Type.Object({
+  glob: Type.Optional(Type.String()),
+  sort: Type.Optional(
+    Type.Union([Type.Literal('name'), Type.Literal('size'), Type.Literal('lastmod'), Type.Literal('')]),
+  ),
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc'), Type.Literal('')])),
+});
+
 function fsDocs(base: string): Record<string, RouteDoc> {
   const params = FilePath;
   const tags = ['filesystem'];
@@ -22,13 +30,7 @@ function fsDocs(base: string): Record<string, RouteDoc> {
       summary: 'List the files of a filesystem',
       tags,
       security: BEARER,
-      querystring: Type.Object({
-        glob: Type.Optional(Type.String()),
-        sort: Type.Optional(
-          Type.Union([Type.Literal('name'), Type.Literal('size'), Type.Literal('lastmod'), Type.Literal('')]),
-        ),
-        order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc'), Type.Literal('')])),
-      }),
+      querystring: LIST_QUERY,
       responses: { 200: Type.Array(FileInfo), ...errors(...GUARDED, 400, 404) },
     },
     [`GET ${base}/*`]: {
@@ -75,18 +77,39 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
   ...fsDocs('/api/v3/fs/disk'),
   ...fsDocs('/api/v3/fs/mem'),
   'GET /api/v3/fs/:name': {
-    summary: 'An unknown filesystem: always 404',
+    summary:
+      'List the files of an S3 filesystem by its name (glob, sort, order as for disk); 404 for an unknown name',
     tags: ['filesystem'],
     security: BEARER,
     params: Type.Object({ name: Type.String() }),
-    responses: errors(...GUARDED, 404),
+    querystring: LIST_QUERY,
+    responses: { 200: Type.Array(FileInfo), ...errors(...GUARDED, 400, 404, 502, 504) },
   },
-  'GET,PUT,DELETE /api/v3/fs/:name/*': {
-    summary: 'A file of an unknown filesystem: always 404',
+  'GET /api/v3/fs/:name/*': {
+    summary: 'Read a file of an S3 filesystem by its name (HEAD too); 404 for an unknown name',
     tags: ['filesystem'],
     security: BEARER,
     params: NamedFilePath,
-    responses: errors(...GUARDED, 404),
+    produces: ['*/*'],
+    responses: {
+      200: file,
+      206: file,
+      304: empty('not modified'),
+      ...errors(...GUARDED, 404, 416, 502, 504),
+    },
+  },
+  'PUT,DELETE /api/v3/fs/:name/*': {
+    summary: 'Write (PUT) or delete (DELETE) a file of an S3 filesystem by its name; 404 for an unknown name',
+    tags: ['filesystem'],
+    security: BEARER,
+    params: NamedFilePath,
+    consumes: ['*/*'],
+    responses: {
+      200: opaque('Deleted: <path> (DELETE)'),
+      201: empty('created'),
+      204: empty('overwritten'),
+      ...errors(...GUARDED, 400, 404, 409, 413, 502, 504, 507),
+    },
   },
   'GET /memfs/*': {
     summary: 'Read a file of the memory filesystem (HLS viewers are counted as sessions)',
@@ -111,7 +134,7 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
   },
   'GET /*': {
     summary:
-      'Read a file of the disk filesystem (a directory serves its index.html), or of a directory `router.*` serves in its place (`/ui/`, `/path/*` routes; 301 for their redirects); 401 for unknown /api/v3 paths without a token',
+      'Read a file of an S3 filesystem under its mountpoint, or else of the disk filesystem (a directory serves its index.html) or of a directory `router.*` serves in its place (`/ui/`, `/path/*` routes; 301 for their redirects); 401 for unknown /api/v3 paths without a token',
     tags: ['mounts'],
     security: PUBLIC,
     params: FilePath,
@@ -121,7 +144,21 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
       206: file,
       301: empty('Location: a redirect of router.routes, or a directory prefix with its slash'),
       304: empty('not modified'),
-      ...errors(401, 403, 404, 416, 509),
+      ...errors(401, 403, 404, 416, 502, 504, 509),
+    },
+  },
+  'PUT,POST,DELETE /*': {
+    summary:
+      'Store (PUT, POST) or delete (DELETE) a file of an S3 filesystem under its mountpoint (basic auth where its auth is on); 404 elsewhere',
+    tags: ['mounts'],
+    security: [{ memfsBasic: [] }],
+    params: FilePath,
+    consumes: ['*/*'],
+    responses: {
+      200: opaque('Deleted: <path> (DELETE)'),
+      201: empty('created'),
+      204: empty('overwritten'),
+      ...errors(400, 401, 403, 404, 409, 413, 415, 429, 502, 504, 507),
     },
   },
 };

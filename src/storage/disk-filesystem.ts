@@ -46,6 +46,7 @@ interface Usage {
  */
 export class DiskFilesystem implements MountedFilesystem {
   readonly name = 'disk';
+  readonly type = 'disk';
   readonly metricName = 'diskfs';
   readonly mount = '/';
   private realRoot = '';

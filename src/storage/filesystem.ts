@@ -15,10 +15,22 @@ export interface FileInfo {
 export type WriteListener = (path: string, bytes: number) => void;
 
 export interface Filesystem {
-  /** API name: `disk` or `mem` (docs/storage.md#the-contract). */
-  readonly name: 'disk' | 'mem';
-  /** Metric label: `diskfs` or `memfs`. */
-  readonly metricName: 'diskfs' | 'memfs';
+  /** API name: `disk`, `mem`, or an S3 filesystem's configured name (docs/storage.md#the-contract). */
+  readonly name: string;
+  /** What `GET /api/v3/fs` answers as `type`. */
+  readonly type: 'disk' | 'mem' | 's3';
+  /** Metric label: `diskfs`, `memfs`, or an S3 filesystem's name. */
+  readonly metricName: string;
+  /**
+   * Set when listing costs requests to another server (S3): cleanup lists it per rule, by the
+   * rule's pattern, instead of listing everything once.
+   */
+  readonly remote?: boolean;
+  /**
+   * Resolves once the writes under way have finished (S3: a body received may still be on its
+   * way to the bucket), so that a purge after an encoder's end sees its last files.
+   */
+  settled?(): Promise<void>;
   /** Files matching a glob (`*` within a path segment, `**` across segments); all files without one. */
   list(glob?: string): Promise<FileInfo[]>;
   /** Deletes one file; resolves false when it did not exist. */

@@ -35,10 +35,13 @@ export async function registerFsApiRoutes(v3: FastifyInstance, options: FsApiOpt
     passBodiesAsStreams(scope);
 
     scope.get('/fs', () =>
-      options.filesystems.map((fs) => ({ name: fs.name, type: fs.name, mount: fs.mount })),
+      options.filesystems.map((fs) => ({ name: fs.name, type: fs.type, mount: fs.mount })),
     );
 
-    for (const filesystem of options.filesystems) {
+    // disk and mem have routes of their own; the S3 filesystems (named by the config) are served
+    // by the `:name` routes, whose description covers them.
+    const [builtIn, named] = partition(options.filesystems, (fs) => fs.type !== 's3');
+    for (const filesystem of builtIn) {
       const base = `/fs/${filesystem.name}`;
       scope.get(base, (request) => listFiles(filesystem, request));
       scope.get(`${base}/*`, (request, reply) => readOne(filesystem, base, request, reply));
@@ -52,14 +55,38 @@ export async function registerFsApiRoutes(v3: FastifyInstance, options: FsApiOpt
         deleteOne(filesystem, base, request, reply, options.hooks),
       );
     }
-    const unknown = (request: FastifyRequest): never => {
+    const byName = new Map(named.map((fs) => [fs.name, fs]));
+    const filesystemOf = (request: FastifyRequest): MountedFilesystem => {
       const { name } = request.params as { name: string };
-      throw new ApiError('NOT_FOUND', `unknown filesystem "${name}"`, { message: 'Filesystem not found' });
+      const filesystem = byName.get(name);
+      if (filesystem === undefined) {
+        throw new ApiError('NOT_FOUND', `unknown filesystem "${name}"`, { message: 'Filesystem not found' });
+      }
+      return filesystem;
     };
-    scope.get('/fs/:name', unknown);
-    scope.route({ method: ['GET', 'PUT', 'DELETE'], url: '/fs/:name/*', handler: unknown });
+    scope.get('/fs/:name', (request) => listFiles(filesystemOf(request), request));
+    scope.get('/fs/:name/*', (request, reply) => {
+      const filesystem = filesystemOf(request);
+      return readOne(filesystem, `/fs/${filesystem.name}`, request, reply);
+    });
+    scope.route({
+      method: ['PUT', 'DELETE'],
+      url: '/fs/:name/*',
+      preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
+      handler: (request, reply) => {
+        const filesystem = filesystemOf(request);
+        const base = `/fs/${filesystem.name}`;
+        return request.method === 'PUT'
+          ? writeOne(filesystem, base, request, reply, options.hooks)
+          : deleteOne(filesystem, base, request, reply, options.hooks);
+      },
+    });
     done();
   });
+}
+
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((item) => !test(item))];
 }
 
 async function listFiles(filesystem: MountedFilesystem, request: FastifyRequest): Promise<FileInfoDto[]> {

@@ -3,6 +3,7 @@ export type { MountedFilesystem, ServedFile } from './mounted-filesystem.js';
 export type { ChangeEvent, MountHooks, ServeEvent, ServeOverride } from './mount-hooks.js';
 export { DiskFilesystem } from './disk-filesystem.js';
 export { MemoryFilesystem } from './memory-filesystem.js';
+export { S3Filesystem } from './s3-filesystem.js';
 export { createFilesystems, type Filesystems } from './filesystems.js';
 export { createStorage, type Storage } from './storage.js';
 export { MemfsWriteGrants, type WriteGrant } from './memfs-write-grants.js';

@@ -36,6 +36,7 @@ interface MemFile {
  */
 export class MemoryFilesystem implements MountedFilesystem {
   readonly name = 'mem';
+  readonly type = 'mem';
   readonly metricName = 'memfs';
   readonly mount = '/memfs';
   private readonly files = new Map<string, MemFile>();

@@ -10,11 +10,17 @@ import { serveFile } from './serve-file.js';
 import { passBodiesAsStreams, uploadOf } from './upload-body.js';
 import type { Upload, UploadResult } from './upload.js';
 
+/** A mount that takes writes (memfs, the S3 filesystems), with the basic-auth check of its writes. */
+export interface WritableMount {
+  filesystem: MountedFilesystem;
+  /** Undefined when writes need no credentials (`storage.memory.auth.enable` or the S3 entry's `auth.enable` off). */
+  gate: BasicAuthGate | undefined;
+}
+
 export interface MountOptions {
   disk: MountedFilesystem;
-  mem: MountedFilesystem;
-  /** The basic-auth check of writes into memfs; undefined when `storage.memory.auth.enable` is off. */
-  memGate: BasicAuthGate | undefined;
+  /** memfs at `/memfs`, then each S3 filesystem at its mountpoint. */
+  writable: readonly WritableMount[];
   /** Bound on an upload's decoded size when it came compressed, bytes (`api.max_body_kbytes`). */
   inflatedLimitBytes: number;
   /** URL prefixes that belong to the API; the disk mount leaves them to the 404/405 handling. */
@@ -35,42 +41,61 @@ export type DiskFallback = (
 ) => Promise<FastifyReply | undefined>;
 
 /**
- * The HTTP mounts (docs/storage.md#the-contract): memfs at `/memfs/` (GET/HEAD without auth; PUT/POST/DELETE with
- * basic auth) and the disk at `/` for everything no other route claims (GET/HEAD only).
- * Registered in their own scope so the raw-body parser does not leak into the JSON API.
+ * The HTTP mounts (docs/storage.md#the-contract): memfs at `/memfs/` and each S3 filesystem at its
+ * mountpoint (GET/HEAD without auth; PUT/POST/DELETE with basic auth where it is on), and the disk
+ * at `/` for everything no other route claims (GET/HEAD only). Registered in their own scope so
+ * the raw-body parser does not leak into the JSON API.
  */
 export async function registerMounts(server: FastifyInstance, options: MountOptions): Promise<void> {
   await server.register((scope, _options, done) => {
     passBodiesAsStreams(scope);
 
-    const { mem, hooks } = options;
-    const gate = options.memGate;
-    installExpectContinue(
-      server.server,
-      (request) =>
-        request.method !== 'GET' &&
-        request.url?.startsWith('/memfs/') === true &&
-        gate !== undefined &&
-        !gate.accepts(request.headers.authorization, memfsPathOf(request.url)),
-    );
-    scope.route({
-      method: ['GET', 'HEAD'],
-      url: '/memfs/*',
-      exposeHeadRoute: false,
-      handler: (request, reply) => serveFromMount(request, reply, mem, '/memfs', hooks),
+    const { hooks } = options;
+    installExpectContinue(server.server, (request) => {
+      if (request.method === 'GET') return false;
+      const url = request.url ?? '';
+      const mount = options.writable.find(({ filesystem }) => url.startsWith(`${filesystem.mount}/`));
+      if (mount?.gate === undefined) return false;
+      return !mount.gate.accepts(request.headers.authorization, grantPathOf(url, mount.filesystem.mount));
     });
+    const [memfs, ...others] = options.writable;
+    if (memfs !== undefined) {
+      const { filesystem, gate } = memfs;
+      scope.route({
+        method: ['GET', 'HEAD'],
+        url: '/memfs/*',
+        exposeHeadRoute: false,
+        handler: (request, reply) => serveFromMount(request, reply, filesystem, '/memfs', hooks),
+      });
+      scope.route({
+        method: ['PUT', 'POST', 'DELETE'],
+        url: '/memfs/*',
+        preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
+        onRequest: async (request) => {
+          // Throws the 401 or 429 that the error handler answers.
+          await gate?.admit(request, grantPathOf(request.url, '/memfs'));
+        },
+        handler: (request, reply) => changeOnMount(request, reply, filesystem, '/memfs', hooks),
+      });
+    }
+    // The S3 mountpoints come from the config, the routes (and their description) are fixed: they
+    // are served by the catch-alls, which leave every other path as it was.
+    const mountOf = (url: string): WritableMount | undefined => {
+      const path = pathOf(url);
+      return others.find(({ filesystem }) => path.startsWith(`${filesystem.mount}/`));
+    };
     scope.route({
       method: ['PUT', 'POST', 'DELETE'],
-      url: '/memfs/*',
+      url: '/*',
+      config: { allowHeader: false },
       preParsing: limitInflatedBody(options.inflatedLimitBytes, 'api.max_body_kbytes'),
-      onRequest: async (request) => {
-        // Throws the 401 or 429 that the error handler answers.
-        await gate?.admit(request, memfsPathOf(request.url));
+      handler: async (request, reply) => {
+        const mount = mountOf(request.url);
+        if (mount === undefined) return reply.callNotFound();
+        const prefix = mount.filesystem.mount;
+        await mount.gate?.admit(request, grantPathOf(request.url, prefix));
+        return changeOnMount(request, reply, mount.filesystem, prefix, hooks);
       },
-      handler: (request, reply) =>
-        request.method === 'DELETE'
-          ? deleteFromMount(request, reply, mem, '/memfs', hooks)
-          : writeToMount(request, reply, mem, '/memfs', hooks),
     });
     scope.route({
       method: ['GET', 'HEAD'],
@@ -79,6 +104,10 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
       // Not a route for 405 purposes: a POST to a disk path is "no such route", not "wrong method".
       config: { allowHeader: false },
       handler: (request, reply) => {
+        const mount = mountOf(request.url);
+        if (mount !== undefined) {
+          return serveFromMount(request, reply, mount.filesystem, mount.filesystem.mount, hooks);
+        }
         const urlPath = pathOf(request.url);
         if (
           options.reservedPrefixes.some((prefix) => urlPath === prefix || urlPath.startsWith(`${prefix}/`))
@@ -104,15 +133,31 @@ export async function registerMounts(server: FastifyInstance, options: MountOpti
   }
 }
 
+function changeOnMount(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  filesystem: MountedFilesystem,
+  prefix: string,
+  hooks: readonly MountHooks[],
+): Promise<FastifyReply> {
+  return request.method === 'DELETE'
+    ? deleteFromMount(request, reply, filesystem, prefix, hooks)
+    : writeToMount(request, reply, filesystem, prefix, hooks);
+}
+
 /** The URL's path without the query. */
 function pathOf(url: string): string {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }
 
-/** The memfs path a `/memfs/…` request URL names; undefined when it names none. */
-function memfsPathOf(url: string): string | undefined {
-  return decodeFilePath(pathOf(url).slice('/memfs'.length));
+/**
+ * What a write grant is checked against: the URL path with the mount (`/memfs/live/a.ts`,
+ * `/s3/live/a.ts`), normalized; undefined when the URL names no file of the mount.
+ */
+function grantPathOf(url: string, mount: string): string | undefined {
+  const path = decodeFilePath(pathOf(url).slice(mount.length));
+  return path === undefined ? undefined : mount + path;
 }
 
 /** The filesystem path of a request on a mount, or throws the mount's 404. */

@@ -8,16 +8,17 @@ export interface ServedFile {
   readonly info: FileInfo;
   /**
    * Bytes `start..end` (inclusive). memfs answers a view of the stored buffer (no copy, however
-   * many viewers), disk a read stream (or, for small parts, the bytes read at once).
+   * many viewers), disk a read stream (or, for small parts, the bytes read at once), S3 a stream
+   * once the endpoint answered.
    */
-  body(start: number, end: number): Buffer | Readable | Promise<Buffer>;
+  body(start: number, end: number): Buffer | Readable | Promise<Buffer | Readable>;
   /** The whole content in memory; meant for small files such as playlists. */
   readAll(): Promise<Buffer>;
 }
 
 /** What the HTTP mounts and `/api/v3/fs` need of a filesystem beyond the shared contract. */
 export interface MountedFilesystem extends Filesystem {
-  /** Where it is served over HTTP: `/` for disk, `/memfs` for mem. */
+  /** Where it is served over HTTP: `/` for disk, `/memfs` for mem, the mountpoint for S3. */
   readonly mount: string;
   /** The file at `path` (a clean path from `normalizeFilePath`), or undefined when there is none. */
   open(path: string): Promise<ServedFile | undefined>;

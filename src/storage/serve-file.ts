@@ -67,7 +67,7 @@ export async function sendStoredFile(
 async function sendBody(
   request: FastifyRequest,
   reply: FastifyReply,
-  body: () => Buffer | Readable | Promise<Buffer>,
+  body: () => Buffer | Readable | Promise<Buffer | Readable>,
   length: number,
 ): Promise<FastifyReply> {
   void reply.header('content-length', length);

@@ -23,17 +23,18 @@ export interface Storage {
   /** Served in the disk's place when they answer (the router); other modules push theirs. */
   readonly diskFallbacks: DiskFallback[];
   /**
-   * Write credentials of encoder runs, each for its own memfs paths; undefined when memfs writes
-   * need no credentials (`storage.memory.auth.enable` off).
+   * Write credentials of encoder runs, each for its own paths of the writable mounts (URL paths
+   * with the mount: `/memfs/live/a`, `/s3/live/a`); undefined when no mount's writes need
+   * credentials (`storage.memory.auth.enable` and every `storage.s3[].auth.enable` off).
    */
   readonly memfsGrants: MemfsWriteGrants | undefined;
-  /** `filesystem_*` for diskfs and memfs. */
+  /** `filesystem_*` for diskfs, memfs and each S3 filesystem. */
   readonly collector: Collector;
-  /** The memfs mount at `/memfs/` and the disk mount at `/`. */
+  /** The memfs mount at `/memfs/`, the S3 mounts at their mountpoints, and the disk mount at `/`. */
   registerMounts(server: FastifyInstance): Promise<void>;
   /** `/api/v3/fs…`, into the guarded `/api/v3` scope. */
   registerApi(v3: FastifyInstance): Promise<void>;
-  /** Ends pending failure delays of memfs logins, so shutdown does not wait for them. */
+  /** Ends pending failure delays of mount logins, so shutdown does not wait for them; closes S3 connections. */
   close(): void;
 }
 
@@ -42,9 +43,10 @@ export async function createStorage(
   deps: { logger: Logger; now: () => number; events?: EventSink },
 ): Promise<Storage> {
   const filesystems = await createFilesystems(config, deps);
+  const mounted = [filesystems.disk, filesystems.mem, ...filesystems.s3];
   const events = deps.events;
   if (events !== undefined) {
-    for (const filesystem of [filesystems.disk, filesystems.mem]) {
+    for (const filesystem of mounted) {
       const fields = (path: string, bytes: number) => ({ filesystem: filesystem.name, path, bytes });
       filesystem.onWrite((path, bytes) => events.publish('filesystem', 'write', fields(path, bytes)));
       filesystem.onRemove((path, bytes) => events.publish('filesystem', 'delete', fields(path, bytes)));
@@ -53,34 +55,47 @@ export async function createStorage(
   const mountHooks: MountHooks[] = [];
   const diskFallbacks: DiskFallback[] = [];
   const auth = config.storage.memory.auth;
-  // Its own counts: failed memfs logins do not lock the API login, nor the reverse.
+  // Their own counts: failed mount logins do not lock the API login, nor the reverse.
   const throttle = config.api.auth.throttle;
   const failureDelay = new FailureDelay(throttle.delay_ms);
-  const memfsGrants = auth.enable ? new MemfsWriteGrants() : undefined;
-  const memGate = memfsGrants
-    ? // The running config's section itself: a reload of the username or password updates it in place.
-      new BasicAuthGate(auth, memfsGrants, {
-        throttle: new LoginThrottle({
-          maxFailures: throttle.max_failures,
-          windowSec: throttle.window_sec,
-          maxKeys: throttle.max_tracked,
-          now: deps.now,
-        }),
-        failureDelay,
-        logger: deps.logger,
-      })
-    : undefined;
+  const needsGrants = auth.enable || config.storage.s3.some((s3) => s3.auth.enable);
+  const memfsGrants = needsGrants ? new MemfsWriteGrants() : undefined;
+  const gateDeps = {
+    throttle: new LoginThrottle({
+      maxFailures: throttle.max_failures,
+      windowSec: throttle.window_sec,
+      maxKeys: throttle.max_tracked,
+      now: deps.now,
+    }),
+    failureDelay,
+    logger: deps.logger,
+  };
+  const memGate =
+    memfsGrants && auth.enable
+      ? // The running config's section itself: a reload of the username or password updates it in place.
+        new BasicAuthGate(auth, memfsGrants, gateDeps)
+      : undefined;
+  const s3Mounts = filesystems.s3.map((filesystem, index) => {
+    const s3Auth = config.storage.s3[index]?.auth;
+    const gate =
+      memfsGrants && s3Auth?.enable === true
+        ? new BasicAuthGate({ username: s3Auth.username, password: s3Auth.password }, memfsGrants, gateDeps, {
+            realm: filesystem.name,
+            credentialsKey: `storage.s3[${index}].auth`,
+          })
+        : undefined;
+    return { filesystem, gate };
+  });
   return {
     filesystems,
     mountHooks,
     diskFallbacks,
     memfsGrants,
-    collector: createFilesystemCollector([filesystems.disk, filesystems.mem]),
+    collector: createFilesystemCollector(mounted),
     registerMounts: (server) =>
       registerMounts(server, {
         disk: filesystems.disk,
-        mem: filesystems.mem,
-        memGate,
+        writable: [{ filesystem: filesystems.mem, gate: memGate }, ...s3Mounts],
         inflatedLimitBytes: config.api.max_body_kbytes * 1024,
         reservedPrefixes: RESERVED_PREFIXES,
         hooks: mountHooks,
@@ -88,10 +103,13 @@ export async function createStorage(
       }),
     registerApi: (v3) =>
       registerFsApiRoutes(v3, {
-        filesystems: [filesystems.disk, filesystems.mem],
+        filesystems: mounted,
         inflatedLimitBytes: config.api.max_body_kbytes * 1024,
         hooks: mountHooks,
       }),
-    close: () => failureDelay.endAll(),
+    close: () => {
+      failureDelay.endAll();
+      for (const s3 of filesystems.s3) s3.close();
+    },
   };
 }

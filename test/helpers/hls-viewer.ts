@@ -3,7 +3,7 @@ import { ok } from '../process/support.js';
 import type { TestServer } from './server.js';
 
 /**
- * Plays `/memfs/<name>.m3u8` as a viewer would (the first answer is a master playlist naming the
+ * Plays `<mount>/<name>.m3u8` (default `/memfs`) as a viewer would (the first answer is a master playlist naming the
  * viewer's session) until it lists a segment, and returns that segment's bytes. Fails with the
  * writing process's report when none comes within `timeoutMs`.
  */
@@ -12,16 +12,17 @@ export async function firstHlsSegment(
   name: string,
   writerId: string,
   timeoutMs = 30_000,
+  mount = '/memfs',
 ): Promise<Buffer> {
   let segment = '';
   let last = '';
   const until = Date.now() + timeoutMs;
   while (segment === '' && Date.now() < until) {
-    let response = await fetch(`${server.url}/memfs/${name}.m3u8`);
+    let response = await fetch(`${server.url}${mount}/${name}.m3u8`);
     let text = await response.text();
     const variant = text.split('\n').find((line) => line.startsWith(`${name}.m3u8?session=`));
     if (variant !== undefined) {
-      response = await fetch(`${server.url}/memfs/${variant}`);
+      response = await fetch(`${server.url}${mount}/${variant}`);
       text = await response.text();
     }
     const isSegment = new RegExp(`^${name}\\d+\\.ts`);
@@ -35,7 +36,7 @@ export async function firstHlsSegment(
       `${writerId} wrote no playlist with segments: ${last} ${JSON.stringify(report).slice(0, 3000)}`,
     );
   }
-  return Buffer.from(await (await fetch(`${server.url}/memfs/${segment}`)).arrayBuffer());
+  return Buffer.from(await (await fetch(`${server.url}${mount}/${segment}`)).arrayBuffer());
 }
 
 /** A process copying its input into memfs HLS as `<name>.m3u8` (1 s segments, 4 listed). */

@@ -7,6 +7,8 @@ export interface OwnServer {
   port: number;
   /** Path prefix of the memory filesystem (`/memfs`): the one place encoders may reach here. */
   memfsPath: string;
+  /** The S3 filesystems' mountpoints (`/s3`): encoders write there through the server too. */
+  s3Paths?: readonly string[];
   /** This machine's own addresses (interfaces); loopback ones are always included. */
   localAddresses: readonly string[];
 }
@@ -57,10 +59,12 @@ export function networkRefusal(address: string, scheme: string, own: OwnServer):
   if (!isOwnHost(host, own.localAddresses)) return undefined;
   const port = split.port < 0 ? DEFAULT_PORTS[scheme] : split.port;
   if (port !== own.port) return undefined;
-  if ((scheme === 'http' || scheme === 'https') && isMemfsPath(split.path, own.memfsPath)) {
+  const open = [own.memfsPath, ...(own.s3Paths ?? [])];
+  if ((scheme === 'http' || scheme === 'https') && open.some((prefix) => isMemfsPath(split.path, prefix))) {
     return undefined;
   }
-  return `"${address}" reaches this server's own port ${own.port}; encoders may only reach its memory filesystem (${own.memfsPath}/…)`;
+  const s3 = (own.s3Paths ?? []).map((prefix) => `, ${prefix}/…`).join('');
+  return `"${address}" reaches this server's own port ${own.port}; encoders may only reach its memory filesystem (${own.memfsPath}/…)${s3 === '' ? '' : ` and its S3 mounts (${s3.slice(2)})`}`;
 }
 
 /**

@@ -4,26 +4,27 @@ import { ApiError, replyError } from '../../http/index.js';
 export interface EncoderGuardDeps {
   /** Whether the connection of `socket` was opened by one of the server's encoders. */
   fromEncoder(socket: object): Promise<boolean>;
-  /** The one path prefix encoders may reach (`/memfs/`, their HLS in and out). */
-  openPrefix: string;
+  /** The path prefixes encoders may reach (`/memfs/` and the S3 mountpoints: their HLS in and out). */
+  openPrefixes: readonly string[];
 }
 
 /**
- * Answers requests from the server's own encoders with 403 everywhere but the memory filesystem.
+ * Answers requests from the server's own encoders with 403 everywhere but the memory filesystem
+ * and the S3 mounts.
  * The address check before an encoder starts cannot see where it will end up: an HTTP redirect
  * from an outside server, or a host name that resolves here, would otherwise let it read the API
  * or `/metrics` into a file anyone can fetch (issue 24 item 3).
  */
 export function registerEncoderGuard(server: FastifyInstance, deps: EncoderGuardDeps): void {
   server.addHook('onRequest', async (request, reply) => {
-    if (request.url.startsWith(deps.openPrefix)) return;
+    if (deps.openPrefixes.some((prefix) => request.url.startsWith(prefix))) return;
     if (await deps.fromEncoder(request.raw.socket)) {
       const path = request.url.split('?')[0] ?? '';
       return replyError(
         reply,
         new ApiError(
           'FORBIDDEN',
-          `${request.method} ${path}: encoders of this server may only reach ${deps.openPrefix}`,
+          `${request.method} ${path}: encoders of this server may only reach ${deps.openPrefixes.join(', ')}`,
         ),
       );
     }

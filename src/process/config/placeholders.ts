@@ -24,11 +24,22 @@ export interface PlaceholderValues {
    * grant), set only when that run's command line is made; `memfs` when absent.
    */
   memfsWrite?: string;
+  /**
+   * `{fs:<name>}` of each S3 filesystem: the base URL of its mountpoint on this server, without
+   * credentials (docs/storage.md#s3-filesystems).
+   */
+  s3?: Readonly<Record<string, string>>;
+  /** `{fs:<name>}` in outputs, with the run's write credential, set like `memfsWrite`. */
+  s3Write?: Readonly<Record<string, string>>;
   /** Placeholders with parameters, by name (`rtmp`, `srt`), from the ingest servers. */
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
 }
 
-const PLACEHOLDER = /\{([a-z]+(?::[a-z]+)?)(?:\^(.))?(?:,([^{}]*))?\}/g;
+/**
+ * `{name}`, `{name^c}`, `{name,params}`. The part after `fs:` takes what S3 filesystem names may
+ * hold (`[A-Za-z0-9_-]+`); the reference's pattern takes lower-case letters only there.
+ */
+const PLACEHOLDER = /\{([a-z]+(?::[A-Za-z0-9_-]+)?)(?:\^(.))?(?:,([^{}]*))?\}/g;
 
 /**
  * Replaces `{name}` with `values[name]`, and `{name,key=value,…}` with the template `name` given
@@ -95,13 +106,14 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     'fs:disk': server.diskfs,
     memfs: server.memfs,
     'fs:mem': server.memfs,
+    ...s3Placeholders(server.s3),
   };
   const templates = server.templates ?? {};
   const write = server.memfsWrite ?? server.memfs;
+  const writes = { memfs: write, 'fs:mem': write, ...s3Placeholders(server.s3Write ?? server.s3) };
   const resolveIO = (io: ProcessIO, kind: 'inputid' | 'outputid'): ProcessIO => {
     const id = replacePlaceholders(io.id, base);
-    const values =
-      kind === 'outputid' ? { ...base, memfs: write, 'fs:mem': write, [kind]: id } : { ...base, [kind]: id };
+    const values = kind === 'outputid' ? { ...base, ...writes, [kind]: id } : { ...base, [kind]: id };
     const section = kind === 'inputid' ? 'input' : 'output';
     return {
       id,
@@ -130,6 +142,13 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     options: config.options.map((option) => replacePlaceholders(option, base)),
     limits: { ...config.limits },
   };
+}
+
+/** `fs:<name>` → URL for each S3 filesystem. */
+function s3Placeholders(urls: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const [name, url] of Object.entries(urls ?? {})) values[`fs:${name}`] = url;
+  return values;
 }
 
 /** `{memfs}`: the memory filesystem over loopback, without credentials (see `PlaceholderValues`). */

@@ -10,9 +10,11 @@ export interface ValidationContext {
   access(resolved: ProcessConfig, written: ProcessConfig): string[];
   /** Another process's config by id, for input references; `undefined` when unknown. */
   lookup(id: string): ProcessConfig | undefined;
+  /** Names of the S3 filesystems, which cleanup patterns may name besides the built-in ones. */
+  s3Names?: readonly string[];
 }
 
-const CLEANUP_PREFIX = /^(mem|memfs|disk|diskfs):/;
+const BUILT_IN_FILESYSTEMS = ['mem', 'memfs', 'disk', 'diskfs'];
 
 /**
  * The semantic checks of docs/processes.md#process-config, each problem as `<field path>: <reason>`. Addresses and
@@ -36,7 +38,8 @@ export function validateProcessConfig(
   checkIds('input', resolved.input, config.input, problems);
   checkIds('output', resolved.output, config.output, problems);
   resolved.input.forEach((input, index) => checkInput(config, input, `input[${index}]`, context, problems));
-  resolved.output.forEach((output, index) => checkOutput(output, `output[${index}]`, problems));
+  const filesystems = [...BUILT_IN_FILESYSTEMS, ...(context.s3Names ?? [])];
+  resolved.output.forEach((output, index) => checkOutput(output, `output[${index}]`, filesystems, problems));
   // An empty address is named once above; the policy would refuse it a second time.
   const empty = (io: ProcessIO): boolean => io.address === '';
   if (!resolved.input.some(empty) && !resolved.output.some(empty)) {
@@ -106,12 +109,18 @@ function checkFallback(fallback: InputFallback, path: string, problems: string[]
   }
 }
 
-function checkOutput(output: ProcessIO, path: string, problems: string[]): void {
+function checkOutput(
+  output: ProcessIO,
+  path: string,
+  filesystems: readonly string[],
+  problems: string[],
+): void {
   if (output.address === '') problems.push(`${path}.address: must not be empty`);
   output.cleanup.forEach((rule, index) => {
-    if (!CLEANUP_PREFIX.test(rule.pattern)) {
+    if (!filesystems.some((name) => rule.pattern.startsWith(`${name}:`))) {
+      const names = filesystems.map((name) => `${name}:`);
       problems.push(
-        `${path}.cleanup[${index}].pattern: must start with mem:, memfs:, disk: or diskfs: (got "${rule.pattern}")`,
+        `${path}.cleanup[${index}].pattern: must start with ${names.slice(0, -1).join(', ')} or ${names.at(-1) ?? ''} (got "${rule.pattern}")`,
       );
     }
   });

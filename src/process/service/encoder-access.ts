@@ -19,6 +19,8 @@ export interface EncoderAccessDeps {
   configFile?: string;
   /** `{memfs}` as it is now. */
   memfsUrl: () => string;
+  /** `{fs:<name>}` of an S3 filesystem as it is now. */
+  s3Url: (name: string) => string;
 }
 
 /**
@@ -49,9 +51,12 @@ export class EncoderAccess {
    */
   check(resolved: ProcessConfig, written: ProcessConfig): string[] {
     const problems = processAccessProblems(resolved, written, this.context());
-    // With memfs auth on, each run writes with a credential for its outputs' memfs paths only.
-    if (!this.deps.config.storage.memory.auth.enable) return problems;
-    return [...problems, ...memfsPathProblems(resolved, this.deps.memfsUrl())];
+    // With auth on, each run writes with a credential for its outputs' own paths only.
+    const guarded = [
+      ...(this.deps.config.storage.memory.auth.enable ? [this.deps.memfsUrl()] : []),
+      ...this.deps.config.storage.s3.flatMap((s3) => (s3.auth.enable ? [this.deps.s3Url(s3.name)] : [])),
+    ];
+    return [...problems, ...guarded.flatMap((base) => memfsPathProblems(resolved, base))];
   }
 
   context(): AccessContext {
@@ -59,7 +64,12 @@ export class EncoderAccess {
     return {
       diskRoots: [this.deps.diskRoot, config.storage.disk.dir],
       protectedDirs: this.protectedDirs,
-      own: { port: this.port, memfsPath: '/memfs', localAddresses: interfaceAddresses() },
+      own: {
+        port: this.port,
+        memfsPath: '/memfs',
+        s3Paths: config.storage.s3.map((s3) => s3.mountpoint.replace(/\/+$/, '')),
+        localAddresses: interfaceAddresses(),
+      },
       rules: this.rules,
     };
   }
@@ -96,7 +106,7 @@ function encoderCommand(config: ProcessConfig): EncoderCommand {
  * file's whole directory (its atomic-write temporaries too) when that does not hold the disk
  * directory; otherwise only the file, so that a config beside the data does not close the data.
  */
-export function protectedPlaces(deps: Omit<EncoderAccessDeps, 'memfsUrl'>): string[] {
+export function protectedPlaces(deps: Omit<EncoderAccessDeps, 'memfsUrl' | 's3Url'>): string[] {
   const config = deps.config;
   const places = [config.db.dir, config.metrics.history.dir];
   if (config.tls.key_file !== '') places.push(config.tls.key_file);

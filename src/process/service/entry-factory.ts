@@ -69,6 +69,9 @@ export interface EntryFactoryDeps {
  * Makes the runtime of a process from its config: report, supervisor, `-vstats` FIFO, and the
  * command line of each run from the entry's resolved config (references to other processes'
  * outputs followed at every start, since those may have changed).
+ * Just past 300 lines: every run's command line is assembled here from the same resolved config
+ * (placeholders, the run's write credential and mask, the fallback relay), and splitting the
+ * steps would scatter one order that must stay as it is.
  */
 export class EntryFactory {
   /** Directory of the `-vstats` FIFOs, made on first use. */
@@ -183,13 +186,19 @@ export class EntryFactory {
    */
   prepare(entry: ProcessEntry, vstatsPath?: string, runMask?: RunCredentialMask): PreparedRun {
     const values = this.deps.placeholders();
-    const grant = this.issueGrant(entry.resolved, values.memfs);
+    const grant = this.issueGrant(entry.resolved, values);
     runMask?.replace(grant);
     try {
       const config =
         grant === undefined
           ? entry.resolved
-          : resolveConfig(entry.config, { ...values, memfsWrite: withUserInfo(values.memfs, grant) });
+          : resolveConfig(entry.config, {
+              ...values,
+              memfsWrite: withUserInfo(values.memfs, grant),
+              s3Write: Object.fromEntries(
+                Object.entries(values.s3 ?? {}).map(([name, url]) => [name, withUserInfo(url, grant)]),
+              ),
+            });
       const resolved = this.followReferences(config);
       // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
       resolved.input = resolved.input.map((input, index) => ({
@@ -221,10 +230,19 @@ export class EntryFactory {
     }
   }
 
-  /** A write credential for the memfs paths the outputs of `config` name; undefined when none. */
-  private issueGrant(config: ProcessConfig, memfs: string): WriteGrant | undefined {
+  /**
+   * A write credential for the paths the outputs of `config` name on the writable mounts (memfs
+   * and the S3 mountpoints), as URL paths with the mount (`/memfs/live/a`); undefined when none.
+   */
+  private issueGrant(config: ProcessConfig, values: PlaceholderValues): WriteGrant | undefined {
     if (this.deps.memfsGrants === undefined) return undefined;
-    const prefixes = config.output.flatMap((output) => memfsPrefixes(output, memfs));
+    const bases = [values.memfs, ...Object.values(values.s3 ?? {})];
+    const prefixes = config.output.flatMap((output) =>
+      bases.flatMap((base) => {
+        const mount = new URL(base).pathname.replace(/\/+$/, '');
+        return memfsPrefixes(output, base).map((prefix) => mount + prefix);
+      }),
+    );
     return prefixes.length === 0 ? undefined : this.deps.memfsGrants.issue(prefixes);
   }
 

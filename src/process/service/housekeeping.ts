@@ -13,6 +13,12 @@ const TICK_MS = 1000;
  * server"). Slices of this size keep each turn around a millisecond.
  */
 const SUPERVISORS_PER_TURN = 20;
+/**
+ * Period of the cleanup of remote (S3) filesystems, milliseconds: each pass lists the bucket
+ * once per rule pattern, a request that costs money and time; five seconds keep `max_files` of
+ * 2-second HLS segments within three files of its bound.
+ */
+const REMOTE_CLEANUP_MS = 5000;
 
 /**
  * The once-per-second work over all processes: each supervisor's tick (rates, limits, stale
@@ -24,6 +30,7 @@ export class Housekeeping {
   /** Bumped by `stop`: slices of a tick still queued then do nothing. */
   private generation = 0;
   private cleaning = false;
+  private remoteCleanedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly table: ProcessTable,
@@ -68,7 +75,9 @@ export class Housekeeping {
     const rules = [...this.table.all()].flatMap((entry) => rulesOf(entry.resolved));
     if (rules.length === 0) return;
     this.cleaning = true;
-    applyCleanup(rules, this.filesystems, now)
+    const remoteDue = now - this.remoteCleanedAtMs >= REMOTE_CLEANUP_MS;
+    if (remoteDue) this.remoteCleanedAtMs = now;
+    applyCleanup(rules, this.filesystems, now, remoteDue)
       .catch((error: unknown) => this.logger.error({ err: error }, 'cleanup rules failed'))
       .finally(() => (this.cleaning = false));
   }

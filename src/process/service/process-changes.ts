@@ -329,6 +329,7 @@ export class ProcessChanges {
     const problems = validateProcessConfig(config, resolved, {
       access: this.deps.access,
       lookup: (other) => this.deps.table.storedConfig(other),
+      s3Names: Object.keys(this.deps.placeholders().s3 ?? {}),
     });
     if (problems.length > 0) throw invalidConfig(problems);
   }

@@ -63,7 +63,12 @@ export interface ProcessServiceDeps {
   procRoot: string;
   /** Logical CPUs of the machine. */
   cpus: number;
-  filesystems: { disk: Filesystem & { readonly root: string }; mem: Filesystem };
+  filesystems: {
+    disk: Filesystem & { readonly root: string };
+    mem: Filesystem;
+    /** The S3 filesystems: `{fs:<name>}` is `<base URL><mount>`, and cleanup rules name them. */
+    s3?: ReadonlyArray<Filesystem & { readonly mount: string }>;
+  };
   /** Placeholders with parameters from other modules (`{rtmp,name=…}` from the ingest servers). */
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
   /**
@@ -122,13 +127,17 @@ export class ProcessService {
   private constructor(private readonly deps: ProcessServiceDeps) {
     // `{memfs}` until the server listens and its address is known.
     const memfs = 'http://127.0.0.1/memfs';
-    this.values = { diskfs: deps.filesystems.disk.root, memfs, templates: deps.templates };
+    const s3 = Object.fromEntries(
+      (deps.filesystems.s3 ?? []).map((fs) => [fs.name, `http://127.0.0.1${fs.mount}`]),
+    );
+    this.values = { diskfs: deps.filesystems.disk.root, memfs, s3, templates: deps.templates };
     this.refreshMask();
     this.access = new EncoderAccess({
       config: deps.config,
       diskRoot: deps.filesystems.disk.root,
       configFile: deps.configFile,
       memfsUrl: () => this.values.memfs,
+      s3Url: (name) => this.values.s3?.[name] ?? '',
     });
     const record = (entry: ProcessEntry): ProcessRecord => ({
       config: entry.config,
@@ -184,7 +193,10 @@ export class ProcessService {
 
   /** After the server listens: learn the memfs URL, probe the encoder, start what was running. */
   async start(baseUrl: string): Promise<void> {
-    this.values = { ...this.values, memfs: memfsUrl(baseUrl) };
+    const s3 = Object.fromEntries(
+      (this.deps.filesystems.s3 ?? []).map((fs) => [fs.name, baseUrl + fs.mount]),
+    );
+    this.values = { ...this.values, memfs: memfsUrl(baseUrl), s3 };
     this.access.listening(baseUrl);
     this.encoder = await probeEncoder(this.deps.config.ffmpeg.binary, this.deps.spawn);
     if (this.encoder.version === '') {
@@ -235,7 +247,13 @@ export class ProcessService {
 
   /** Masks the secrets as they stand in the running config, and every one held before. */
   private refreshMask(): void {
-    const current = [...memfsSecrets(this.deps.config.storage.memory.auth), ...(this.deps.secrets?.() ?? [])];
+    const { memory, s3 } = this.deps.config.storage;
+    const current = [
+      ...memfsSecrets(memory.auth),
+      // The S3 filesystems are mounted at start: their secrets are the ones read then.
+      ...s3.flatMap((fs) => [fs.secret_access_key, ...memfsSecrets(fs.auth)]),
+      ...(this.deps.secrets?.() ?? []),
+    ];
     for (const secret of current) this.heldSecrets.add(secret);
     this.currentMask = createCredentialMask([...this.heldSecrets]);
   }
@@ -378,6 +396,7 @@ export class ProcessService {
       return validateProcessConfig(config, own, {
         access: (resolved, written) => this.access.check(resolved, written),
         lookup,
+        s3Names: Object.keys(this.values.s3 ?? {}),
       });
     });
     for (const { config, stored } of loaded) {
