@@ -14,7 +14,7 @@
  *
  * Run: node --import tsx bench/https.ts
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { CATALOG } from '../src/monitor/store/catalog.js';
 import { median } from './measure.js';
+import { selfSigned } from '../test/helpers/pebble.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 4);
@@ -104,29 +105,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'streamcore-bench-https-'));
   let child: ChildProcess | undefined;
   try {
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = selfSigned(dir, 'localhost', 'DNS:localhost,IP:127.0.0.1');
     const [plainPort, tlsPort] = [await freePort(), await freePort()];
     const configFile = join(dir, 'config.json');
     await writeFile(
