@@ -10,7 +10,9 @@
 # server, so it is not installed here (it comes from PyPI: `pip install 'moto[server]'`); this
 # script only warns when it is missing.
 set -euo pipefail
-if ! command -v moto_server >/dev/null 2>&1; then
+# test/helpers/s3-endpoint.ts also finds it under pyenv's versions when pyenv is not on PATH.
+if ! command -v moto_server >/dev/null 2>&1 &&
+  ! ls "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/moto_server >/dev/null 2>&1; then
   echo "warning: moto_server is not on PATH: the S3 tests (test/storage/s3-*.test.ts," \
     "test/process/s3-outputs.test.ts) will fail; install moto's server (pip install 'moto[server]')" >&2
 fi

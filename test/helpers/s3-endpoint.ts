@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 
 /**
@@ -25,9 +28,28 @@ export interface S3Endpoint {
   stop(): Promise<void>;
 }
 
+/**
+ * `moto_server` on PATH, or else where pyenv installs it (the machines' Python is pyenv's, and a
+ * shell that did not source pyenv's set-up has only Debian's Python on PATH).
+ */
+function motoServer(): string {
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((dir) => join(dir, 'moto_server'))
+    .find((file) => existsSync(file));
+  if (onPath !== undefined) return onPath;
+  const versions = join(process.env.PYENV_ROOT ?? join(homedir(), '.pyenv'), 'versions');
+  const installed = existsSync(versions)
+    ? readdirSync(versions)
+        .map((version) => join(versions, version, 'bin', 'moto_server'))
+        .find((file) => existsSync(file))
+    : undefined;
+  return installed ?? 'moto_server';
+}
+
 export async function startS3Endpoint(): Promise<S3Endpoint> {
   const motoPort = await freePort();
-  const moto = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(motoPort)], {
+  const moto = spawn(motoServer(), ['-H', '127.0.0.1', '-p', String(motoPort)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<never>((_resolve, reject) => {
