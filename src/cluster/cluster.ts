@@ -137,6 +137,7 @@ export class Cluster {
       me: this.nodeId,
       selfAddress: () => this.address,
       snapshot: () => this.view.snapshot,
+      refresh: () => this.view.refresh(),
       readsStarted: () => this.view.readsStarted,
       fetch: this.deps.fetch,
       logger: this.deps.logger,

@@ -19,6 +19,8 @@ export interface ForwardDeps {
   /** This node's own API base URL (asked for its own part of the list). */
   selfAddress: () => string;
   snapshot: () => ClusterSnapshot;
+  /** Reads etcd now (`ClusterView.refresh`), for a process this node's picture does not show yet. */
+  refresh: () => Promise<ClusterSnapshot>;
   /** `ClusterView.readsStarted`: when a create was answered, to know which picture shows it. */
   readsStarted: () => number;
   fetch: typeof fetch;
@@ -65,10 +67,14 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
     }
     const id = (request.params as { id?: unknown }).id;
     if (typeof id !== 'string') return;
-    const owner = ownerOf(snapshot, id) ?? deps.me;
+    let picture = snapshot;
+    // Not in this node's picture (created or moved through another node since its last read):
+    // etcd is read once more before this node answers for it, so every node gives one answer.
+    if (ownerOf(picture, id) === undefined) picture = await deps.refresh().catch(() => snapshot);
+    const owner = ownerOf(picture, id) ?? deps.me;
     const withCoreId = request.method === 'GET' && route === '/api/v3/process/:id';
     if (owner === deps.me && !withCoreId) return;
-    return relay(request, reply, snapshot, owner, deps, { withCoreId });
+    return relay(request, reply, picture, owner, deps, { withCoreId });
   });
 }
 

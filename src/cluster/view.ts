@@ -66,9 +66,14 @@ export class ClusterView {
   async refresh(): Promise<ClusterSnapshot> {
     const read = ++this.reads;
     const { kvs, revision } = await this.etcd.range(PREFIX, true);
-    this.current = parseSnapshot(kvs, revision, read);
-    this.readAt = this.monotonic();
-    return this.current;
+    const picture = parseSnapshot(kvs, revision, read);
+    // Reads overlap (the periodic one and one a request asked for): a read begun earlier that
+    // ends later must not replace the newer picture.
+    if (read > this.current.read) {
+      this.current = picture;
+      this.readAt = this.monotonic();
+    }
+    return picture;
   }
 }
 
