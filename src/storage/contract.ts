@@ -11,6 +11,12 @@ const FileInfo = Type.Object(
 );
 
 const file = opaque('the file (content type from its extension); byte ranges with Range');
+/** What a write (PUT, POST) or delete (DELETE) of one file answers, on every filesystem. */
+const fileChanged = {
+  200: opaque('Deleted: <path> (DELETE)'),
+  201: empty('created'),
+  204: empty('overwritten'),
+};
 const FilePath = Type.Object({ '*': Type.String({ description: 'the file path' }) });
 const NamedFilePath = Type.Object({ name: Type.String(), '*': Type.String() });
 
@@ -105,9 +111,7 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
     params: NamedFilePath,
     consumes: ['*/*'],
     responses: {
-      200: opaque('Deleted: <path> (DELETE)'),
-      201: empty('created'),
-      204: empty('overwritten'),
+      ...fileChanged,
       ...errors(...GUARDED, 400, 404, 409, 413, 502, 504, 507),
     },
   },
@@ -126,9 +130,7 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
     params: FilePath,
     consumes: ['*/*'],
     responses: {
-      200: opaque('Deleted: <path> (DELETE)'),
-      201: empty('created'),
-      204: empty('overwritten'),
+      ...fileChanged,
       ...errors(400, 401, 403, 404, 409, 413, 415, 429, 507),
     },
   },
@@ -155,9 +157,7 @@ export const STORAGE_DOCS: Record<string, RouteDoc> = {
     params: FilePath,
     consumes: ['*/*'],
     responses: {
-      200: opaque('Deleted: <path> (DELETE)'),
-      201: empty('created'),
-      204: empty('overwritten'),
+      ...fileChanged,
       ...errors(400, 401, 403, 404, 409, 413, 415, 429, 502, 504, 507),
     },
   },
