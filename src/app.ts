@@ -3,6 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
+import { createApiWorkers, type WorkerEntry, type WorkerPool } from './api-workers/index.js';
 import { createAuth, credentialsReloadStep } from './auth/index.js';
 import { Cluster } from './cluster/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
@@ -75,6 +76,11 @@ export interface AppDeps {
   tls?: Pick<TlsDeps, 'certificatePollMs' | 'publicRoots'>;
   /** The webhooks' timers (attempt time-outs, back-off); tests run them faster. */
   eventTimers?: Timers;
+  /**
+   * How API worker processes are started (the server's own entry: start.ts passes it). Without it
+   * the server answers on one process whatever `api.workers` says (tools, benchmarks, most tests).
+   */
+  apiWorkerEntry?: WorkerEntry;
 }
 
 export interface App {
@@ -92,6 +98,8 @@ export interface App {
   readonly description: ApiDescription;
   /** HTTPS and the certificate it shares with RTMPS (its URL, its status, a forced renewal). */
   readonly tls: TlsService;
+  /** The API worker processes, when `api.workers` and `AppDeps.apiWorkerEntry` ask for them. */
+  readonly apiWorkers: WorkerPool | undefined;
   /** Listens on `config.address`, runs the start steps, and returns the base URL (`http://host:port`). */
   listen(): Promise<string>;
   /** Graceful shutdown: stop encoders, close HTTP, flush state. Safe to call more than once. */
@@ -277,6 +285,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     http: server.server,
     logger: deps.logger,
     moved: (baseUrl) => {
+      apiWorkers?.listenerMoved();
       processes.serverMoved(baseUrl);
       cluster?.serverMoved(baseUrl);
     },
@@ -334,6 +343,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
           logger: deps.logger,
         });
         for (const secret of configSecrets(config)) heldSecrets.add(secret);
+        // Before the answer: no worker answers under the old config once the client has it.
+        await apiWorkers?.configChanged();
         events.bus.publish('config', 'reload', { restart_needed: nextStart.length > 0 });
         return nextStart;
       },
@@ -394,6 +405,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   lifecycle.onListen(() => monitor.start());
   lifecycle.onShutdown(() => monitor.stop());
 
+  // --- API workers: logins and metric queries on the other cores, the state stays here ---
+  const apiWorkers =
+    deps.apiWorkerEntry === undefined
+      ? undefined
+      : createApiWorkers(config, {
+          entry: deps.apiWorkerEntry,
+          logger: deps.logger,
+          http: server.server,
+          monitor,
+          onThrottleChange: (listener) => auth.onThrottleChange(listener),
+          encoders,
+        });
+  // In the background: the listener serves while they start.
+  lifecycle.onListen(() => void apiWorkers?.start());
+
   let closing: Promise<void> | undefined;
   return {
     server,
@@ -404,6 +430,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     events: events.bus,
     description,
     tls,
+    apiWorkers,
     async listen() {
       const address = resolveBindAddress(config);
       // Before the listener opens: a metrics query right after start finds the first snapshot.
@@ -420,6 +447,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     },
     close() {
       closing ??= (async () => {
+        // First: a worker stops accepting before the listener closes under it.
+        await apiWorkers?.close();
         tls.close();
         const failures = await lifecycle.runShutdown();
         await server.close();

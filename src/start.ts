@@ -3,6 +3,8 @@
 // in the built server they are compiled with the rest of the bundle, from the code cache).
 import type { StartHooks } from './boot/start-hooks.js';
 import { ConfigError, loadConfig } from './config/index.js';
+// Only a constant: the worker's modules are loaded by the worker alone.
+import { WORKER_ENV as API_WORKER_ENV } from './api-workers/messages.js';
 
 /** How many recent log lines `GET /api/v3/log` can show (the reference's `log.max_lines` default). */
 const LOG_BUFFER_LINES = 1000;
@@ -14,12 +16,26 @@ const MALLOC_TRIM_INTERVAL_MS = 2000;
  * src/main.ts (tsx, tests) and by the built entry (dist/main.js, through its code cache).
  */
 export function runServer(hooks: StartHooks = {}): void {
+  // The same entry runs the API workers the server forks (api-workers/worker-pool.ts).
+  if (process.env[API_WORKER_ENV] === '1' && process.send !== undefined) {
+    void runWorker();
+    return;
+  }
   main(hooks).catch((error: unknown) => {
     process.stderr.write(
       `streamcore failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
     );
     process.exit(1);
   });
+}
+
+/** An API worker: it gets its config from the main process, never from the file. */
+async function runWorker(): Promise<void> {
+  const [{ runApiWorker }, { API_CONTRACTS }] = await Promise.all([
+    import('./api-workers/index.js'),
+    import('./api-contracts.js'),
+  ]);
+  runApiWorker(API_CONTRACTS);
 }
 
 /** Loads config, builds the app, listens, and handles signals. Nothing else (STYLE §3). */
@@ -58,6 +74,9 @@ async function main(hooks: StartHooks): Promise<void> {
       env: process.env,
       cwd: process.cwd(),
     },
+    // The workers run this same entry with the same options (tsx from source, the built bundle).
+    apiWorkerEntry:
+      process.argv[1] === undefined ? undefined : { modulePath: process.argv[1], execArgv: process.execArgv },
   });
   // Process-wide, not per app: the malloc arenas are the process's.
   const mallocTrim = loadMallocTrimAddon();

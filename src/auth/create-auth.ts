@@ -44,6 +44,17 @@ export interface Auth {
   applyCredentials(settings: Config['api']['auth']): boolean;
   /** Ends pending failure delays, so shutdown does not wait for them. */
   close(): void;
+  /**
+   * Calls `listener` with the login throttle's failing keys after each change (the API workers
+   * leave the logins they concern to this process).
+   */
+  onThrottleChange(listener: (keys: FailingKeys) => void): void;
+}
+
+/** Throttle keys with a failure in their window (LoginThrottle.failingKeys). */
+export interface FailingKeys {
+  addresses: string[];
+  usernames: string[];
 }
 
 const V3_PREFIX = '/api/v3';
@@ -56,6 +67,9 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
   const serverVersion = await readServerVersion();
   const failureDelay = new FailureDelay(settings.throttle.delay_ms);
   const close = (): void => failureDelay.endAll();
+  const throttleListeners: ((keys: FailingKeys) => void)[] = [];
+  const onThrottleChange = (listener: (keys: FailingKeys) => void): void =>
+    void throttleListeners.push(listener);
 
   if (!settings.enable) {
     const open: Guard = (_request, _reply, done) => done();
@@ -71,6 +85,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       // Off stays off whatever the credentials are; turning it on needs the guard of a new start.
       applyCredentials: (next) => !next.enable,
       close,
+      onThrottleChange,
     };
   }
 
@@ -94,6 +109,18 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       : undefined;
   const auths = ['localjwt', ...(providers?.describe() ?? [])];
 
+  const throttle: LoginThrottle = new LoginThrottle({
+    maxFailures: settings.throttle.max_failures,
+    windowSec: settings.throttle.window_sec,
+    maxKeys: settings.throttle.max_tracked,
+    now: deps.now,
+    changed: () => {
+      if (throttleListeners.length === 0) return;
+      const keys = throttle.failingKeys();
+      for (const listener of throttleListeners) listener(keys);
+    },
+  });
+
   return {
     guard,
     async register(server) {
@@ -104,12 +131,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       await registerLoginRoutes(server, {
         tokens,
         passwords,
-        throttle: new LoginThrottle({
-          maxFailures: settings.throttle.max_failures,
-          windowSec: settings.throttle.window_sec,
-          maxKeys: settings.throttle.max_tracked,
-          now: deps.now,
-        }),
+        throttle,
         providers,
         failureDelay,
         logger: deps.logger,
@@ -127,6 +149,7 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       return true;
     },
     close,
+    onThrottleChange,
   };
 }
 

@@ -32,6 +32,13 @@ export class FailureWindows {
     return last === undefined ? 0 : last + this.windowMs - now;
   }
 
+  /** The keys with a failure inside the window at `now`. */
+  keysRecorded(now: number): string[] {
+    return [...this.counting.keys(), ...this.locked.keys()].filter(
+      (key) => this.recent(key, now) !== undefined,
+    );
+  }
+
   record(key: string, now: number): void {
     const times = this.recent(key, now) ?? [];
     times.push(now);

@@ -11,6 +11,8 @@ export interface LoginThrottleOptions {
   now: () => number;
   /** Bound on the addresses and on the usernames tracked (each). */
   maxKeys?: number;
+  /** Called after every recorded failure or success (the API workers learn `failingKeys` from it). */
+  changed?: () => void;
 }
 
 /** Usernames longer than this (characters) are tracked by their hash, so keys stay small. */
@@ -59,12 +61,29 @@ export class LoginThrottle {
     const now = this.options.now();
     this.byAddress.record(throttleKeyOfAddress(address), now);
     if (username !== undefined) this.byUsername.record(usernameKey(username), now);
+    this.options.changed?.();
   }
 
   recordSuccess(address: string, username?: string): void {
     this.byAddress.clear(throttleKeyOfAddress(address));
     if (username !== undefined) this.byUsername.clear(usernameKey(username));
+    this.options.changed?.();
   }
+
+  /**
+   * The address and username keys (`loginThrottleKeys`) with a failure in their window now. An
+   * attempt whose keys are in neither list is neither refused nor changes anything when it
+   * succeeds: an API worker answers such a login itself, the others are this process's.
+   */
+  failingKeys(): { addresses: string[]; usernames: string[] } {
+    const now = this.options.now();
+    return { addresses: this.byAddress.keysRecorded(now), usernames: this.byUsername.keysRecorded(now) };
+  }
+}
+
+/** The keys an attempt from `address` for `username` is counted under (see `failingKeys`). */
+export function loginThrottleKeys(address: string, username: string): { address: string; username: string } {
+  return { address: throttleKeyOfAddress(address), username: usernameKey(username) };
 }
 
 function usernameKey(username: string): string {

@@ -93,6 +93,12 @@ export const DECLARED_KEYS = {
     range: { min: 1, max: 65_536, why: 'a body is held in memory whole before it is parsed' },
     doc: 'bound on JSON API bodies (413 beyond)',
   }),
+  'api.workers': int(0, {
+    env: 'CORE_API_WORKERS',
+    range: { min: -1, max: 64, why: 'each worker is a process with its own heap (about 60 MiB)' },
+    fileOnly: 'it decides how many processes the server forks',
+    doc: 'API worker processes answering logins and metric queries on other cores; 0: none; -1: one per core but one',
+  }),
   'api.timeouts.header_sec': int(10, {
     env: 'CORE_API_TIMEOUTS_HEADER_SEC',
     range: { min: 1, max: 600, why: 'a longer wait only helps a client that holds sockets open' },

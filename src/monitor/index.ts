@@ -6,3 +6,4 @@ export { SampleBatch } from './store/index.js';
 export { CollectionScheduler, type CollectorStats, type SchedulerOptions } from './scheduler.js';
 export { registerMetricsApi, registerPrometheusEndpoint } from './http/routes.js';
 export { METRICS_DOCS } from './http/contract.js';
+export { MetricReplica, ReplicaFeed, type SnapshotMessage } from './replica.js';

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import { CATALOG, MetricStore } from './store/index.js';
+import { MetricStore, type SampleBatch } from './store/index.js';
 import type { Collector } from './collectors/collector.js';
 import { MetricHistory } from './history/index.js';
 import { PrometheusExposition } from './prometheus/index.js';
-import { MetricsQueryService } from './query/index.js';
+import { CATALOG_JSON, createQueryService, storeCapacityOf } from './query-service.js';
+import type { MetricsQueryService } from './query/index.js';
 import { CollectionScheduler, type CollectorStats } from './scheduler.js';
 
 export interface MonitorDeps {
@@ -27,11 +28,7 @@ export class Monitor {
   readonly query: MetricsQueryService;
   readonly exposition: PrometheusExposition;
   /** `GET /api/v3/metrics`: the catalog sorted by name, as JSON text (it never changes). */
-  readonly catalogJson: string = JSON.stringify(
-    [...CATALOG]
-      .sort((a, b) => (a.name < b.name ? -1 : 1))
-      .map(({ name, description, labels }) => ({ name, description, labels: [...labels] })),
-  );
+  readonly catalogJson: string = CATALOG_JSON;
   /** Downsampled history on disk; `undefined` unless `metrics.enable` and `metrics.history.enable`. */
   readonly history: MetricHistory | undefined;
   /** Is periodic collection on (`metrics.enable`)? */
@@ -45,6 +42,7 @@ export class Monitor {
   private scheduler: CollectionScheduler | undefined;
   /** `collectFirst` took the first snapshot and periodic collection has not started yet. */
   private firstCollected = false;
+  private readonly commitListeners: ((timeMs: number, batch: SampleBatch) => void)[] = [];
 
   constructor(config: Config, deps: MonitorDeps) {
     this.deps = deps;
@@ -52,7 +50,7 @@ export class Monitor {
     this.enabled = metrics.enable;
     this.intervalMs = Math.max(1, metrics.interval_sec) * 1000;
     // With collection off, one snapshot is enough for on-demand Prometheus scrapes.
-    this.store = new MetricStore(this.enabled ? Math.floor(metrics.range_sec / metrics.interval_sec) : 1);
+    this.store = new MetricStore(storeCapacityOf(config));
     const history = metrics.history;
     if (this.enabled && history.enable) {
       this.history = new MetricHistory({
@@ -66,20 +64,16 @@ export class Monitor {
         deps.logger.error({ err: error }, 'metrics history: the unfinished hour could not be rebuilt');
       });
     } else this.history = undefined;
-    this.query = new MetricsQueryService(
-      this.enabled ? this.store : undefined,
-      { rangeSec: metrics.range_sec, intervalSec: metrics.interval_sec },
-      {
-        maxItems: metrics.query.max_items,
-        maxPatternLength: metrics.query.max_pattern_length,
-        maxTotalPatternLength: metrics.query.max_total_pattern_length,
-        maxProgramSize: metrics.query.max_program_size,
-        maxTimeMs: metrics.query.max_time_ms,
-      },
-      undefined,
-      this.history,
-    );
+    this.query = createQueryService(config, this.store, this.history);
     this.exposition = new PrometheusExposition(this.store, config.id);
+  }
+
+  /**
+   * Calls `listener` with every snapshot committed from now on, after the store took it (the API
+   * workers' replicas, docs/performance.md#the-api-on-every-core); must be cheap and not throw.
+   */
+  onCommit(listener: (timeMs: number, batch: SampleBatch) => void): void {
+    this.commitListeners.push(listener);
   }
 
   /**
@@ -118,10 +112,10 @@ export class Monitor {
       timeoutMs: Math.min(this.intervalMs * 0.8, 10_000),
       now: this.deps.now,
       logger: this.deps.logger,
-      afterCommit:
-        this.history === undefined
-          ? undefined
-          : (timeMs, batch) => this.history?.ingest(timeMs, batch, this.store),
+      afterCommit: (timeMs, batch) => {
+        this.history?.ingest(timeMs, batch, this.store);
+        for (const listener of this.commitListeners) listener(timeMs, batch);
+      },
     });
   }
 

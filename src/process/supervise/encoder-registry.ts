@@ -29,12 +29,18 @@ interface Entry {
  */
 export class EncoderRegistry {
   private readonly running = new Set<number>();
+  private readonly changeListeners: (() => void)[] = [];
 
   constructor(private readonly deps: EncoderRegistryDeps) {}
 
   /** The pids of the encoders running now (inside a sandbox the encoders', not bwrap's). */
   runningPids(): ReadonlySet<number> {
     return this.running;
+  }
+
+  /** Calls `listener` whenever an encoder is recorded or exits (the API workers follow the set). */
+  onChange(listener: () => void): void {
+    this.changeListeners.push(listener);
   }
 
   /** Wraps `spawn` so every child is recorded while it runs. */
@@ -71,6 +77,7 @@ export class EncoderRegistry {
     // Gone before its pid was known (a sandbox that failed): nothing to record, nothing to remove.
     if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     this.running.add(pid);
+    for (const listener of this.changeListeners) listener();
     const file = join(this.deps.dir, String(pid));
     const written = (async () => {
       const start = await this.startOf(pid);
@@ -85,6 +92,7 @@ export class EncoderRegistry {
     );
     child.once('exit', () => {
       this.running.delete(pid);
+      for (const listener of this.changeListeners) listener();
       void written.then(() => rm(file, { force: true })).catch(() => undefined);
     });
   }

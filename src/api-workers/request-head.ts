@@ -1,0 +1,80 @@
+/**
+ * What an API worker reads of a request before it decides whether to answer it itself or to hand
+ * the connection to the main process: the request line, the body's length, and nothing it is
+ * unsure of. The scan is deliberately narrower than the HTTP parser behind it (llhttp): any head
+ * the two might frame differently (a second Content-Length, Transfer-Encoding, a folded or bare-LF
+ * line, a byte outside the header grammar) is `unsure`, and the main process reads it from the
+ * first byte with its own parser, so both processes can never disagree on where a request ends.
+ */
+
+/** A request whose bytes are all buffered and that a worker may answer. */
+export interface ScannedRequest {
+  readonly kind: 'request';
+  readonly method: string;
+  /** The request target as sent (path and query). */
+  readonly target: string;
+  /** Bytes of the head, the empty line included. */
+  readonly headLength: number;
+  /** Bytes of the body (Content-Length; 0 without one). */
+  readonly bodyLength: number;
+  /** Lower-cased header names and their values (one of each: a repeated name is `unsure`). */
+  readonly headers: ReadonlyMap<string, string>;
+}
+
+/** The head is not complete yet: read more (it is shorter than the bound so far). */
+export interface IncompleteHead {
+  readonly kind: 'incomplete';
+}
+
+/** A head a worker does not frame itself: the main process takes the connection. */
+export interface UnsureHead {
+  readonly kind: 'unsure';
+  readonly why: string;
+}
+
+export type HeadScan = ScannedRequest | IncompleteHead | UnsureHead;
+
+/** Longest head a worker frames; a longer one goes to the main process (whose bound applies). */
+export const MAX_SCANNED_HEAD_BYTES = 16 * 1024;
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+const REQUEST_LINE = /^([A-Z]{1,16}) (\/[!-~]*) HTTP\/1\.[01]$/;
+/** RFC 9110 token, then a value of visible characters, spaces and tabs (no obs-fold, no bare CR). */
+const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([\t\x20-\x7e\x80-\xff]*?)[ \t]*$/;
+/** Headers that change how the bytes after the head are framed or read: the main process's job. */
+const FRAMING_HEADERS = new Set(['transfer-encoding', 'upgrade', 'expect', 'content-encoding']);
+
+/** Scans the head at the start of `buffer` (latin1 view of the bytes, as llhttp reads them). */
+export function scanRequestHead(buffer: Buffer): HeadScan {
+  const end = buffer.indexOf(HEAD_END);
+  if (end < 0) {
+    return buffer.length >= MAX_SCANNED_HEAD_BYTES
+      ? { kind: 'unsure', why: 'head too long' }
+      : { kind: 'incomplete' };
+  }
+  if (end + HEAD_END.length > MAX_SCANNED_HEAD_BYTES) return { kind: 'unsure', why: 'head too long' };
+  const lines = buffer.toString('latin1', 0, end).split('\r\n');
+  const requestLine = REQUEST_LINE.exec(lines[0] ?? '');
+  if (requestLine === null) return { kind: 'unsure', why: 'request line' };
+  const headers = new Map<string, string>();
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const header = HEADER_LINE.exec(line);
+    if (header === null || line.includes('\n') || line.includes('\r'))
+      return { kind: 'unsure', why: 'header line' };
+    const name = header[1]!.toLowerCase();
+    if (headers.has(name) || FRAMING_HEADERS.has(name)) return { kind: 'unsure', why: `header ${name}` };
+    headers.set(name, header[2]!);
+  }
+  const contentLength = headers.get('content-length');
+  if (contentLength !== undefined && !/^\d{1,9}$/.test(contentLength))
+    return { kind: 'unsure', why: 'content-length' };
+  return {
+    kind: 'request',
+    method: requestLine[1]!,
+    target: requestLine[2]!,
+    headLength: end + HEAD_END.length,
+    bodyLength: contentLength === undefined ? 0 : Number(contentLength),
+    headers,
+  };
+}

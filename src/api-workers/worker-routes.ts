@@ -1,0 +1,44 @@
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { createAuth, PasswordCheck } from '../auth/index.js';
+import type { Config } from '../config/index.js';
+import { createHttpServer, type ApiContracts } from '../http/index.js';
+import { registerMetricsApi, type MetricReplica } from '../monitor/index.js';
+
+/** A worker's HTTP side under one config: the same server conventions and route code as the main's. */
+export interface WorkerRoutes {
+  readonly config: Config;
+  /** The node server behind fastify; it never listens: connection-relay.ts hands it its streams. */
+  readonly http: Server;
+  /** The configured credentials, for the check before a login is answered here (worker-answers.ts). */
+  readonly passwords: PasswordCheck | undefined;
+}
+
+export interface WorkerRoutesDeps {
+  logger: Logger;
+  contracts: ApiContracts;
+  replica: MetricReplica;
+}
+
+/**
+ * Builds what a worker answers with under `config`: the HTTP server of `createHttpServer` (error
+ * envelope, CORS, compression, time-outs), authentication as `createAuth` registers it (the login
+ * routes and the guard of `/api/v3`), and the metrics routes over the replica. A config change
+ * builds it anew, so every key these read takes effect exactly as in the main process.
+ */
+export async function buildWorkerRoutes(config: Config, deps: WorkerRoutesDeps): Promise<WorkerRoutes> {
+  const { server } = await createHttpServer(config, deps.logger, { contracts: deps.contracts });
+  const auth = await createAuth(config, { logger: deps.logger, now: Date.now, fetch });
+  await auth.register(server);
+  await server.register(
+    async (v3) => registerMetricsApi(v3, deps.replica, config.api.max_body_kbytes * 1024),
+    { prefix: '/api/v3' },
+  );
+  await server.ready();
+  const settings = config.api.auth;
+  return {
+    config,
+    http: server.server,
+    passwords: settings.enable ? new PasswordCheck(settings.username, settings.password) : undefined,
+  };
+}
