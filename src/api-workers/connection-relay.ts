@@ -103,8 +103,9 @@ export class ConnectionRelay {
 
   private answer(bytes: Buffer): void {
     this.unread = this.unread.subarray(bytes.length);
+    const stream = this.currentStream();
     this.answering++;
-    this.currentStream().push(bytes);
+    stream.push(bytes);
   }
 
   /** The stream to the HTTP server, a new one after a config change (the old one keeps its answers). */

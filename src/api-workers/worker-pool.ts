@@ -58,18 +58,19 @@ export class WorkerPool {
   private closing = false;
   private restartDelayMs = RESTART_DELAY_MS;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  private readonly starting = new Set<Promise<void>>();
 
   constructor(private readonly deps: WorkerPoolDeps) {}
 
-  /** Settles once the workers of `start` accept connections (or failed to start). */
-  ready: Promise<void> = Promise.resolve();
-
   /** Starts the workers and resolves once each one accepts connections (or failed to start). */
   start(): Promise<void> {
-    this.ready = Promise.all(Array.from({ length: this.deps.count }, () => this.startOne())).then(
-      () => undefined,
-    );
+    for (let i = 0; i < this.deps.count; i++) this.launch();
     return this.ready;
+  }
+
+  /** Settles once every worker started so far (restarted ones too) accepts connections or failed to start. */
+  get ready(): Promise<void> {
+    return Promise.all(this.starting).then(() => undefined);
   }
 
   /** The process ids of the running workers (tests, the benchmark). */
@@ -112,6 +113,11 @@ export class WorkerPool {
         clearTimeout(timer);
       }),
     );
+  }
+
+  private launch(): void {
+    const started: Promise<void> = this.startOne().finally(() => this.starting.delete(started));
+    this.starting.add(started);
   }
 
   private async startOne(): Promise<void> {
@@ -187,7 +193,7 @@ export class WorkerPool {
         : Math.min(this.restartDelayMs * 2, MAX_RESTART_DELAY_MS);
     const timer = setTimeout(() => {
       this.restartTimers.delete(timer);
-      if (!this.closing) void this.startOne();
+      if (!this.closing) this.launch();
     }, this.restartDelayMs);
     this.restartTimers.add(timer);
   }

@@ -50,6 +50,8 @@ export interface StartOptions {
   tls?: AppDeps['tls'];
   /** The webhooks' timers (time-outs, back-off), e.g. faster ones. */
   eventTimers?: Timers;
+  /** How API workers are started (AppDeps.apiWorkerEntry); without it the server has none. */
+  apiWorkerEntry?: AppDeps['apiWorkerEntry'];
 }
 
 /** Starts the real server on 127.0.0.1 with a free port and a private temporary directory. */
@@ -94,6 +96,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     logBuffer: options.logBuffer,
     tls: options.tls,
     eventTimers: options.eventTimers,
+    apiWorkerEntry: options.apiWorkerEntry,
     configFile,
     configSource: { file: configFile, fileJson: loaded.fileJson, overrides: loaded.overrides, env, cwd: dir },
   });

@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { socketInodes } from '../../src/process/supervise/encoder-connections.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * The API on every core (docs/performance.md#the-api-on-every-core): a worker process shares the
+ * listening socket, answers logins and metric queries itself and hands every other request to the
+ * main process with the connection. Which process answered is read from /proc: the one that holds
+ * the server's end of the connection once the answer is in (this test process is the main one).
+ */
+
+const ENTRY = {
+  modulePath: join(import.meta.dirname, '..', '..', 'src', 'main.ts'),
+  execArgv: ['--import', import.meta.resolve('tsx')],
+};
+const USERNAME = 'admin';
+
+interface Answer {
+  status: number;
+  headers: Map<string, string>;
+  body: string;
+}
+
+/** One keep-alive connection on which requests are written as bytes and answers read back. */
+class RawConnection {
+  private buffered = Buffer.alloc(0);
+  private wake: (() => void) | undefined;
+  private ended = false;
+
+  private constructor(readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.buffered = Buffer.concat([this.buffered, chunk]);
+      this.wake?.();
+    });
+    socket.on('close', () => {
+      this.ended = true;
+      this.wake?.();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  static open(port: number): Promise<RawConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(new RawConnection(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  async request(text: string): Promise<Answer> {
+    this.socket.write(text);
+    return this.answer();
+  }
+
+  /** The next answer on the connection (every answer of this server has a Content-Length). */
+  async answer(): Promise<Answer> {
+    for (;;) {
+      const end = this.buffered.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const [statusLine = '', ...lines] = this.buffered.toString('latin1', 0, end).split('\r\n');
+        const headers = new Map(
+          lines.map((line) => [
+            line.slice(0, line.indexOf(':')).toLowerCase(),
+            line.slice(line.indexOf(':') + 1).trim(),
+          ]),
+        );
+        const length = Number(headers.get('content-length') ?? 0);
+        if (this.buffered.length >= end + 4 + length) {
+          const body = this.buffered.toString('utf8', end + 4, end + 4 + length);
+          this.buffered = this.buffered.subarray(end + 4 + length);
+          return { status: Number(statusLine.split(' ')[1]), headers, body };
+        }
+      }
+      if (this.ended) throw new Error('connection closed before a whole answer');
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+function post(path: string, body: unknown, token?: string): string {
+  const text = JSON.stringify(body);
+  const auth = token === undefined ? '' : `Authorization: Bearer ${token}\r\n`;
+  return `POST ${path} HTTP/1.1\r\nHost: test\r\n${auth}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+}
+
+function get(path: string, token: string): string {
+  return `GET ${path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+}
+
+const login = (password: string): string => post('/api/login', { username: USERNAME, password });
+
+/** The process holding the server's end of `connection`: a worker's pid, or 'main'. */
+async function holderOf(server: TestServer, connection: RawConnection): Promise<number | 'main' | undefined> {
+  const serverPort = Number(new URL(server.url).port);
+  const tables = await Promise.all(['tcp', 'tcp6'].map((name) => readFile(`/proc/net/${name}`, 'utf8')));
+  const inodes = new Set(
+    tables.flatMap((table) => socketInodes(table, serverPort, connection.socket.localPort!)),
+  );
+  for (const pid of [...(server.app.apiWorkers?.pids() ?? []), 'self' as const]) {
+    const dir = `/proc/${pid}/fd`;
+    const fds = await readdir(dir).catch(() => [] as string[]);
+    for (const fd of fds) {
+      const target = await readlink(join(dir, fd)).catch(() => '');
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode !== undefined && inodes.has(inode)) return pid === 'self' ? 'main' : pid;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A new connection whose first request (`first`) was answered by a worker or by the main process,
+ * as asked: connections are opened until the kernel gave one to the wanted process.
+ */
+async function connectionOf(
+  server: TestServer,
+  wanted: 'worker' | 'main',
+  first: string,
+): Promise<{ connection: RawConnection; answer: Answer; holder: number | 'main' }> {
+  const port = Number(new URL(server.url).port);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const connection = await RawConnection.open(port);
+    const answer = await connection.request(first);
+    const holder = await holderOf(server, connection);
+    if (holder !== undefined && (holder === 'main') === (wanted === 'main'))
+      return { connection, answer, holder };
+    connection.close();
+  }
+  throw new Error(`no connection was answered by the ${wanted} process`);
+}
+
+function claims(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<
+    string,
+    unknown
+  >;
+}
+
+/** The headers of an answer apart from its date (and the tokens' own fields). */
+function comparable(answer: Answer): Record<string, string> {
+  return Object.fromEntries(
+    [...answer.headers].filter(([name]) => name !== 'date' && name !== 'content-length'),
+  );
+}
+
+describe('API workers: logins and metric queries on a second process', () => {
+  let server: TestServer;
+  let password = 'first-password-1234';
+  const opened: RawConnection[] = [];
+
+  before(async () => {
+    server = await startServer({
+      config: {
+        api: { workers: 1, auth: { enable: true, username: USERNAME, password } },
+        // One snapshot for the whole test: both processes answer from the same one.
+        metrics: { enable: true, interval_sec: 60, range_sec: 600 },
+      },
+      apiWorkerEntry: ENTRY,
+    });
+    await server.app.apiWorkers?.ready;
+    assert.equal(server.app.apiWorkers?.pids().length, 1);
+  });
+  after(async () => {
+    for (const connection of opened) connection.close();
+    await server.close();
+  });
+
+  async function held(wanted: 'worker' | 'main', first: string) {
+    const found = await connectionOf(server, wanted, first);
+    opened.push(found.connection);
+    return found;
+  }
+
+  it('answers a login and a metric query on a worker exactly as the main process does', async () => {
+    const onWorker = await held('worker', login(password));
+    const onMain = await held('main', login(password));
+    assert.notEqual(onWorker.holder, 'main');
+    for (const { answer } of [onWorker, onMain]) assert.equal(answer.status, 200, answer.body);
+    assert.deepEqual(comparable(onWorker.answer), comparable(onMain.answer));
+    const workerTokens = JSON.parse(onWorker.answer.body) as { access_token: string; refresh_token: string };
+    const mainTokens = JSON.parse(onMain.answer.body) as { access_token: string; refresh_token: string };
+    assert.deepEqual(Object.keys(workerTokens), Object.keys(mainTokens));
+    for (const kind of ['access_token', 'refresh_token'] as const) {
+      const fromWorker = claims(workerTokens[kind]);
+      const fromMain = claims(mainTokens[kind]);
+      assert.deepEqual(Object.keys(fromWorker), Object.keys(fromMain));
+      for (const name of ['sub', 'iss', 'usefor']) assert.equal(fromWorker[name], fromMain[name], name);
+    }
+    // A token the worker signed opens the main process's routes, and one the main signed the worker's.
+    const query = post(
+      '/api/v3/metrics',
+      {
+        timerange_sec: 120,
+        interval_sec: 60,
+        metrics: [{ name: 'cpu_idle' }, { name: 'mem_total' }, { name: 'uptime_uptime' }],
+      },
+      mainTokens.access_token,
+    );
+    const fromWorker = await onWorker.connection.request(query);
+    assert.equal(
+      await holderOf(server, onWorker.connection),
+      onWorker.holder,
+      'the worker answered the query',
+    );
+    const fromMain = await onMain.connection.request(query);
+    assert.equal(fromWorker.status, 200, fromWorker.body);
+    assert.match(fromWorker.body, /"name":"cpu_idle"/);
+    assert.equal(fromWorker.body, fromMain.body);
+    assert.deepEqual(comparable(fromWorker), comparable(fromMain));
+    const processes = await onMain.connection.request(get('/api/v3/process', workerTokens.access_token));
+    assert.equal(processes.status, 200, processes.body);
+    // Refresh and the catalog, too.
+    const refreshed = await onWorker.connection.request(
+      get('/api/login/refresh', workerTokens.refresh_token),
+    );
+    assert.equal(refreshed.status, 200, refreshed.body);
+    const catalog = await onWorker.connection.request(get('/api/v3/metrics', workerTokens.access_token));
+    assert.equal(catalog.status, 200);
+    assert.equal(
+      await holderOf(server, onWorker.connection),
+      onWorker.holder,
+      'the worker kept the connection',
+    );
+  });
+
+  it('hands a request it does not answer, with the connection, to the main process', async () => {
+    const onWorker = await held('worker', login(password));
+    const token = (JSON.parse(onWorker.answer.body) as { access_token: string }).access_token;
+    const processes = await onWorker.connection.request(get('/api/v3/process', token));
+    assert.equal(processes.status, 200, processes.body);
+    assert.equal(processes.body, '[]');
+    assert.equal(await holderOf(server, onWorker.connection), 'main');
+    // Pipelined: a login the worker answers, then a stateful route and a query behind it in one write.
+    const pipelined = await held('worker', login(password));
+    pipelined.connection.socket.write(
+      login(password) +
+        get('/api/v3/config', token) +
+        post('/api/v3/metrics', { metrics: [{ name: 'cpu_idle' }] }, token),
+    );
+    const answers = [
+      await pipelined.connection.answer(),
+      await pipelined.connection.answer(),
+      await pipelined.connection.answer(),
+    ];
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 200, 200],
+    );
+    assert.match(answers[1]!.body, /"config":/);
+    // A wrong password is the main process's: its throttle, its delay, its 401.
+    const wrong = await held('worker', login(password));
+    const refused = await wrong.connection.request(login('not-the-password'));
+    assert.equal(refused.status, 401);
+    assert.equal(await holderOf(server, wrong.connection), 'main');
+  });
+
+  it('answers under a new password on every worker from the next request after the reload', async () => {
+    const before = await held('worker', login(password));
+    const oldToken = (JSON.parse(before.answer.body) as { access_token: string }).access_token;
+    const admin = await held('main', login(password));
+    const config = await admin.connection.request(
+      `PUT /api/v3/config HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${oldToken}\r\nContent-Type: application/json\r\nContent-Length: ${
+        JSON.stringify({ version: 3, api: { auth: { password: 'second-password-5678' } } }).length
+      }\r\n\r\n${JSON.stringify({ version: 3, api: { auth: { password: 'second-password-5678' } } })}`,
+    );
+    assert.equal(config.status, 200, config.body);
+    const reload = await admin.connection.request(get('/api/v3/config/reload', oldToken));
+    assert.equal(reload.status, 200, reload.body);
+    const oldPassword = password;
+    password = 'second-password-5678';
+    // The old token is refused by the worker's guard, the new password opens the worker's login.
+    const stale = await before.connection.request(post('/api/v3/metrics', { metrics: [] }, oldToken));
+    assert.equal(stale.status, 401);
+    assert.equal(
+      await holderOf(server, before.connection),
+      before.holder,
+      'the worker refused the old token',
+    );
+    const after = await held('worker', login(password));
+    assert.equal(after.answer.status, 200, after.answer.body);
+    const old = await after.connection.request(login(oldPassword));
+    assert.equal(old.status, 401);
+  });
+
+  it('restarts a worker that was killed, and the server answers throughout', async () => {
+    const pool = server.app.apiWorkers!;
+    const [killed] = pool.pids();
+    process.kill(killed!, 'SIGKILL');
+    const deadline = Date.now() + 60_000;
+    let answered = 0;
+    while (!(pool.pids().length === 1 && pool.pids()[0] !== killed)) {
+      assert.ok(Date.now() < deadline, 'no new worker within 60 s');
+      const answer = await fetch(`${server.url}/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ username: USERNAME, password }),
+      });
+      assert.equal(answer.status, 200);
+      await answer.arrayBuffer();
+      answered++;
+    }
+    assert.ok(answered > 0);
+    await pool.ready;
+    assert.equal(pool.pids().length, 1);
+    const onNew = await held('worker', login(password));
+    assert.equal(onNew.answer.status, 200);
+    assert.equal(onNew.holder, pool.pids()[0]);
+  });
+});
