@@ -22,8 +22,16 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { CLOCK_TICKS_PER_SEC, cpuTicks, median, pinLoadAndServers } from './measure.js';
+import { join } from 'node:path';
+import {
+  CLOCK_TICKS_PER_SEC,
+  cpuTicks,
+  median,
+  pinLoadAndServers,
+  referenceEnvironment,
+  startBuiltStreamcore,
+  waitForReference,
+} from './measure.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
@@ -101,20 +109,7 @@ async function startStreamcore(base: string): Promise<Server> {
       storage: { disk: { dir: join(base, 'streamcore-data') } },
     }),
   );
-  const child = spawn(process.execPath, [mainFile], {
-    cwd: root,
-    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match?.[1] !== undefined) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`streamcore exited with ${code}: ${output}`)));
-  });
+  const { url, child } = await startBuiltStreamcore(root, configFile);
   return { label: 'streamcore', url, child };
 }
 
@@ -124,35 +119,14 @@ async function startReference(base: string): Promise<Server> {
   await mkdir(join(base, 'reference'), { recursive: true });
   const child = spawn(referenceBinary!, [], {
     cwd: base,
-    env: {
-      PATH: process.env.PATH ?? '',
-      CORE_CONFIGFILE: join(base, 'reference', 'config.json'),
-      CORE_DB_DIR: join(base, 'reference', 'db'),
-      CORE_STORAGE_DISK_DIR: join(base, 'reference', 'data'),
-      CORE_ADDRESS: `127.0.0.1:${port}`,
-      CORE_API_AUTH_ENABLE: 'true',
-      CORE_API_AUTH_USERNAME: USERNAME,
-      CORE_API_AUTH_PASSWORD: PASSWORD,
-      CORE_LOG_LEVEL: 'info',
-      // The reference refuses to start without a mime-types file; its source tree has one.
-      CORE_STORAGE_MIMETYPES_FILE: join(dirname(referenceBinary!), 'mime.types'),
-      CORE_UPDATE_CHECK: 'false',
-      CORE_RTMP_ENABLE: 'false',
-      CORE_SRT_ENABLE: 'false',
-    },
+    env: referenceEnvironment(referenceBinary!, join(base, 'reference'), port, {
+      username: USERNAME,
+      password: PASSWORD,
+    }),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the reference exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/ping`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (attempt > 300) throw new Error('the reference did not answer /ping within 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitForReference(url, child);
   return { label: 'datarhei Core v16.14.0 (reference)', url, child };
 }
 

@@ -1,9 +1,10 @@
 /** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning, ports. */
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 
 /** USER_HZ on Linux: the unit of the CPU times in /proc/<pid>/stat. */
 export const CLOCK_TICKS_PER_SEC = 100;
@@ -74,4 +75,73 @@ export function pingOnce(port: number): Promise<boolean> {
     req.on('timeout', () => req.destroy());
     req.end();
   });
+}
+
+/** Waits until the reference (a child that cannot report its URL) answers `GET /ping`, up to 30 s. */
+export async function waitForReference(url: string, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the reference exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/ping`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (attempt > 300) throw new Error('the reference did not answer /ping within 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Starts built streamcore (`node dist/main.js`, `prefix` before it, e.g. taskset) with `configFile`
+ * and resolves with its base URL from the start-up log line (log level info).
+ */
+export async function startBuiltStreamcore(
+  root: string,
+  configFile: string,
+  prefix: string[] = [],
+): Promise<{ url: string; child: ChildProcess }> {
+  const [command, ...args] = [...prefix, process.execPath, join(root, 'dist', 'main.js')];
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`streamcore exited with ${code}: ${output}`)));
+  });
+  return { url, child };
+}
+
+/**
+ * The environment the reference runs with in the benchmarks: its files under `home`, loopback
+ * `port`, auth on with `username`/`password`, RTMP, SRT and the update check off, log level info.
+ */
+export function referenceEnvironment(
+  binary: string,
+  home: string,
+  port: number,
+  login: { username: string; password: string },
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    CORE_CONFIGFILE: join(home, 'config.json'),
+    CORE_DB_DIR: join(home, 'db'),
+    CORE_STORAGE_DISK_DIR: join(home, 'data'),
+    CORE_ADDRESS: `127.0.0.1:${port}`,
+    CORE_API_AUTH_ENABLE: 'true',
+    CORE_API_AUTH_USERNAME: login.username,
+    CORE_API_AUTH_PASSWORD: login.password,
+    CORE_LOG_LEVEL: 'info',
+    // The reference refuses to start without a mime-types file; its source tree has one.
+    CORE_STORAGE_MIMETYPES_FILE: join(dirname(binary), 'mime.types'),
+    CORE_UPDATE_CHECK: 'false',
+    CORE_RTMP_ENABLE: 'false',
+    CORE_SRT_ENABLE: 'false',
+  };
 }

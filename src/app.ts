@@ -415,6 +415,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
           http: server.server,
           monitor,
           onThrottleChange: (listener) => auth.onThrottleChange(listener),
+          httpSessions: sessions.collectors.get('http') as SessionCollector,
           encoders,
         });
   // In the background: the listener serves while they start.

@@ -1,7 +1,7 @@
-import { availableParallelism } from 'node:os';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { FailingKeys } from '../auth/index.js';
+import type { RequestCounter } from '../session/index.js';
 import type { Config } from '../config/index.js';
 import { ReplicaFeed, type Monitor } from '../monitor/index.js';
 import type { ToWorker } from './messages.js';
@@ -14,14 +14,10 @@ export interface ApiWorkersDeps {
   monitor: Pick<Monitor, 'store' | 'onCommit'>;
   /** Where the login throttle reports its failing keys (Auth.onThrottleChange). */
   onThrottleChange: (listener: (keys: FailingKeys) => void) => void;
+  /** The `http` session collector: the requests the workers answered are counted there. */
+  httpSessions: Pick<RequestCounter, 'countRequest'>;
   /** The encoders running now, and where their changes are reported (EncoderRegistry). */
   encoders: { runningPids(): ReadonlySet<number>; onChange(listener: () => void): void };
-}
-
-/** How many workers `api.workers` asks for on this machine (-1: one per core but one). */
-export function workerCount(config: Config, cores = availableParallelism()): number {
-  const asked = config.api.workers;
-  return asked >= 0 ? asked : Math.max(0, cores - 1);
 }
 
 /**
@@ -30,7 +26,7 @@ export function workerCount(config: Config, cores = availableParallelism()): num
  * none; they start once the server listens (`start`).
  */
 export function createApiWorkers(config: Config, deps: ApiWorkersDeps): WorkerPool | undefined {
-  const count = workerCount(config);
+  const count = config.api.workers;
   // In a cluster the process routes forward between nodes; a worker keeps out of that.
   if (count === 0 || config.cluster.enable) return undefined;
   const feed = new ReplicaFeed(deps.monitor.store);
@@ -45,6 +41,9 @@ export function createApiWorkers(config: Config, deps: ApiWorkersDeps): WorkerPo
     http: deps.http,
     backlog: () => feed.backlog(),
     greeting: () => [throttleMessage(), encodersMessage()],
+    countRequests: (counted) => {
+      for (const [remote, route, rx, tx] of counted) deps.httpSessions.countRequest(remote, route, rx, tx);
+    },
   });
   deps.monitor.onCommit((timeMs, batch) =>
     pool.broadcast({ type: 'snapshot', snapshot: feed.snapshot(timeMs, batch) }),

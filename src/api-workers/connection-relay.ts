@@ -34,6 +34,8 @@ export class ConnectionRelay {
   private unread: Buffer = Buffer.alloc(0);
   private stream: Duplex | undefined;
   private streamGeneration = -1;
+  /** Bytes the current stream carried each way (its `bytesRead`, `bytesWritten`). */
+  private counts = { read: 0, written: 0 };
   /** Requests passed to the HTTP server whose answers are not written yet. */
   private answering = 0;
   /** Bytes written to the socket whose write callback has not come yet. */
@@ -55,6 +57,10 @@ export class ConnectionRelay {
     socket.on('close', () => this.close());
     socket.on('timeout', () => socket.destroy());
     socket.setTimeout(deps.keepAliveMs);
+    // As node's HTTP server does for the sockets it accepts: an answer written in two pieces
+    // (head, body) must not wait for the client's delayed ACK (40 ms). The option belongs to the
+    // socket, so it holds in the main process too after a hand-off.
+    socket.setNoDelay(true);
   }
 
   /** The HTTP server wrote the whole answer of one request. */
@@ -105,6 +111,7 @@ export class ConnectionRelay {
     this.unread = this.unread.subarray(bytes.length);
     const stream = this.currentStream();
     this.answering++;
+    this.counts.read += bytes.length;
     stream.push(bytes);
   }
 
@@ -123,11 +130,19 @@ export class ConnectionRelay {
 
   private openStream(): Duplex {
     const socket = this.socket;
+    const counts = { read: 0, written: 0 };
+    this.counts = counts;
     const stream = new Duplex({
       read: () => undefined,
       write: (chunk: Buffer, _encoding, callback) => {
         if (this.closed) return callback();
+        counts.written += chunk.length;
         this.writing++;
+        // The pieces of one answer written in this turn leave in one segment.
+        if (socket.writableCorked === 0) {
+          socket.cork();
+          process.nextTick(() => socket.uncork());
+        }
         socket.write(chunk, () => {
           this.writing--;
           this.settle();
@@ -140,13 +155,16 @@ export class ConnectionRelay {
         callback();
       },
     });
-    // What fastify and node read of a connection: the client's address and the server's end.
-    Object.assign(stream, {
-      remoteAddress: socket.remoteAddress,
-      remotePort: socket.remotePort,
-      remoteFamily: socket.remoteFamily,
-      localAddress: socket.localAddress,
-      localPort: socket.localPort,
+    // What fastify, node and the traffic meter read of a connection: the client's address, the
+    // server's end, and the bytes this stream carried (the requests given to it, its answers).
+    Object.defineProperties(stream, {
+      remoteAddress: { value: socket.remoteAddress },
+      remotePort: { value: socket.remotePort },
+      remoteFamily: { value: socket.remoteFamily },
+      localAddress: { value: socket.localAddress },
+      localPort: { value: socket.localPort },
+      bytesRead: { get: () => counts.read },
+      bytesWritten: { get: () => counts.written },
     });
     stream.on('error', () => undefined);
     return stream;

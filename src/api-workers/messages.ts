@@ -22,7 +22,9 @@ export type FromWorker =
   /** The routes of config `generation` answer from now on. */
   | { type: 'applied'; generation: number }
   /** The connection sent with this message, with the bytes already read from it, is the main's. */
-  | { type: 'hand-off'; bytes: Uint8Array };
+  | { type: 'hand-off'; bytes: Uint8Array }
+  /** Requests this worker answered, for the `http` sessions: `[remote, route, rx bytes, tx bytes]`. */
+  | { type: 'requests'; counted: [string, string, number, number][] };
 
 /** The environment variable that makes the server's entry run an API worker instead (start.ts). */
 export const WORKER_ENV = 'STREAMCORE_API_WORKER';

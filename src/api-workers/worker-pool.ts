@@ -24,6 +24,8 @@ export interface WorkerPoolDeps {
   http: Server;
   /** The retained metrics snapshots, oldest first, for a worker that starts now. */
   backlog: () => SnapshotMessage[];
+  /** Counts the requests a worker answered as `http` sessions (the main process's collector). */
+  countRequests: (counted: [string, string, number, number][]) => void;
   /** Extra messages a worker that starts now needs (the throttle's keys, the encoders). */
   greeting: () => ToWorker[];
 }
@@ -171,6 +173,10 @@ export class WorkerPool {
     if (message.type === 'applied') {
       worker.applied = Math.max(worker.applied, message.generation);
       for (const check of [...this.appliedWaiters]) check();
+      return;
+    }
+    if (message.type === 'requests') {
+      this.deps.countRequests(message.counted);
       return;
     }
     if (message.type === 'hand-off' && handle !== undefined && handle !== null) {

@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { MetricReplica } from '../monitor/index.js';
 import { EncoderConnections } from '../process/index.js';
 import { ConnectionRelay } from './connection-relay.js';
+import { RequestTally } from './request-tally.js';
 import { buildWorkerRoutes, type WorkerRoutes } from './worker-routes.js';
 import type { FromWorker, ToWorker } from './messages.js';
 import { workerAnswers, type WorkerState } from './worker-answers.js';
@@ -33,6 +34,7 @@ export function runApiWorker(contracts: ApiContracts): void {
   let encoderPids: ReadonlySet<number> = new Set();
   let listener: Server | undefined;
   let generation = 0;
+  const requests = new RequestTally((counted) => send({ type: 'requests', counted }));
   const relays = new WeakMap<Duplex, ConnectionRelay>();
   const open = new Set<ConnectionRelay>();
   // Config changes are built one after the other, in the order they were sent.
@@ -69,6 +71,7 @@ export function runApiWorker(contracts: ApiContracts): void {
       logger,
       contracts,
       replica: state.replica,
+      requests,
     });
     // Counts each answer once it is written, so a connection is handed back only after its answers.
     routes.http.on('request', (request: { socket: Duplex }, response: NodeJS.EventEmitter) => {
@@ -107,6 +110,7 @@ export function runApiWorker(contracts: ApiContracts): void {
     }
   });
   const stop = (): void => {
+    requests.flush();
     listener?.close();
     listener = undefined;
     setTimeout(() => process.exit(0), open.size === 0 ? 0 : STOP_GRACE_MS);

@@ -4,6 +4,7 @@ import { createAuth, PasswordCheck } from '../auth/index.js';
 import type { Config } from '../config/index.js';
 import { createHttpServer, type ApiContracts } from '../http/index.js';
 import { registerMetricsApi, type MetricReplica } from '../monitor/index.js';
+import { IpIgnoreList, TrafficMeter, type RequestCounter } from '../session/index.js';
 
 /** A worker's HTTP side under one config: the same server conventions and route code as the main's. */
 export interface WorkerRoutes {
@@ -18,18 +19,24 @@ export interface WorkerRoutesDeps {
   logger: Logger;
   contracts: ApiContracts;
   replica: MetricReplica;
+  /** Where the answered requests are counted as `http` sessions (the main process's collector). */
+  requests: RequestCounter;
 }
 
 /**
  * Builds what a worker answers with under `config`: the HTTP server of `createHttpServer` (error
  * envelope, CORS, compression, time-outs), authentication as `createAuth` registers it (the login
- * routes and the guard of `/api/v3`), and the metrics routes over the replica. A config change
+ * routes and the guard of `/api/v3`), the `http` session count, and the metrics routes over the
+ * replica. A config change
  * builds it anew, so every key these read takes effect exactly as in the main process.
  */
 export async function buildWorkerRoutes(config: Config, deps: WorkerRoutesDeps): Promise<WorkerRoutes> {
   const { server } = await createHttpServer(config, deps.logger, { contracts: deps.contracts });
   const auth = await createAuth(config, { logger: deps.logger, now: Date.now, fetch });
   await auth.register(server);
+  // After the guard, as in the main process: a request it refuses is not counted there either.
+  if (config.sessions.enable)
+    new TrafficMeter(new IpIgnoreList(() => config.sessions.ip_ignorelist), deps.requests).install(server);
   await server.register(
     async (v3) => registerMetricsApi(v3, deps.replica, config.api.max_body_kbytes * 1024),
     { prefix: '/api/v3' },

@@ -95,9 +95,9 @@ export const DECLARED_KEYS = {
   }),
   'api.workers': int(0, {
     env: 'CORE_API_WORKERS',
-    range: { min: -1, max: 64, why: 'each worker is a process with its own heap (about 60 MiB)' },
+    range: { min: 0, max: 64, why: 'each worker is a process with its own heap (about 60 MiB)' },
     fileOnly: 'it decides how many processes the server forks',
-    doc: 'API worker processes answering logins and metric queries on other cores; 0: none; -1: one per core but one',
+    doc: 'API worker processes answering logins and metric queries on other cores (one per core but one); 0: none',
   }),
   'api.timeouts.header_sec': int(10, {
     env: 'CORE_API_TIMEOUTS_HEADER_SEC',

@@ -4,3 +4,4 @@ export { IpIgnoreList } from './ip-ignorelist.js';
 export { newSessionId } from './session-id.js';
 export { LiveSessions, type MeteredConnection } from './live-sessions.js';
 export { SESSION_DOCS, SESSION_SCHEMAS } from './contract.js';
+export { TrafficMeter, type RequestCounter } from './traffic-meter.js';

@@ -3,6 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { IpIgnoreList } from './ip-ignorelist.js';
 import type { SessionCollector } from './session-collector.js';
 
+/** What the meter tells of `http` sessions: the collector, or an API worker's relay to it. */
+export type RequestCounter = Pick<SessionCollector, 'requestStarted' | 'requestEnded' | 'countRequest'>;
+
 /** Receives the bytes of one request once its response is over (headers included). */
 export type ByteSink = (rxBytes: number, txBytes: number) => void;
 
@@ -34,7 +37,7 @@ export class TrafficMeter {
 
   constructor(
     private readonly ignoreList: IpIgnoreList,
-    private readonly http: SessionCollector,
+    private readonly http: RequestCounter,
   ) {}
 
   /** Meters every request fastify answers. */

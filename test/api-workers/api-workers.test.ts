@@ -43,9 +43,11 @@ class RawConnection {
     socket.on('error', () => undefined);
   }
 
-  static open(port: number): Promise<RawConnection> {
+  static open(port: number, localAddress?: string): Promise<RawConnection> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(new RawConnection(socket)));
+      const socket = connect({ port, host: '127.0.0.1', localAddress }, () =>
+        resolve(new RawConnection(socket)),
+      );
       socket.once('error', reject);
     });
   }
@@ -123,11 +125,12 @@ async function connectionOf(
   server: TestServer,
   wanted: 'worker' | 'main',
   first: string,
+  localAddress?: string,
 ): Promise<{ connection: RawConnection; answer: Answer; holder: number | 'main' }> {
   const port = Number(new URL(server.url).port);
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const connection = await RawConnection.open(port);
+    const connection = await RawConnection.open(port, localAddress);
     const answer = await connection.request(first);
     const holder = await holderOf(server, connection);
     if (holder !== undefined && (holder === 'main') === (wanted === 'main'))
@@ -162,6 +165,7 @@ describe('API workers: logins and metric queries on a second process', () => {
         api: { workers: 1, auth: { enable: true, username: USERNAME, password } },
         // One snapshot for the whole test: both processes answer from the same one.
         metrics: { enable: true, interval_sec: 60, range_sec: 600 },
+        sessions: { enable: true },
       },
       apiWorkerEntry: ENTRY,
     });
@@ -173,8 +177,8 @@ describe('API workers: logins and metric queries on a second process', () => {
     await server.close();
   });
 
-  async function held(wanted: 'worker' | 'main', first: string) {
-    const found = await connectionOf(server, wanted, first);
+  async function held(wanted: 'worker' | 'main', first: string, localAddress?: string) {
+    const found = await connectionOf(server, wanted, first, localAddress);
     opened.push(found.connection);
     return found;
   }
@@ -229,6 +233,29 @@ describe('API workers: logins and metric queries on a second process', () => {
       onWorker.holder,
       'the worker kept the connection',
     );
+  });
+
+  it("counts a worker's answers in the main process's http sessions", async () => {
+    // 127.0.0.2 is outside the default ignore list.
+    const counted = async (): Promise<number> => {
+      const answer = await fetch(`${server.url}/api/v3/session?collectors=http`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const body = (await answer.json()) as {
+        http: { summary: { remote: Record<string, { local: Record<string, { sessions: number }> }> } };
+      };
+      return body.http.summary.remote['127.0.0.2']?.local['/api/login']?.sessions ?? 0;
+    };
+    const first = await held('main', login(password));
+    const token = (JSON.parse(first.answer.body) as { access_token: string }).access_token;
+    const before = await counted();
+    const onWorker = await held('worker', login(password), '127.0.0.2');
+    assert.equal(onWorker.answer.status, 200);
+    const deadline = Date.now() + 10_000;
+    while ((await counted()) <= before) {
+      assert.ok(Date.now() < deadline, 'the login the worker answered was not counted within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 
   it('hands a request it does not answer, with the connection, to the main process', async () => {
