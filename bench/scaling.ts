@@ -1,13 +1,16 @@
 /**
  * The API from one core to two (issue 31 item 2): streamcore and the reference each run twice in
  * the same run, once confined to one core and once to two (taskset at start, so the reference's Go
- * runtime sizes GOMAXPROCS to it streamcore's `api.workers` is the cores but one), and the same
- * requests are measured on all four, in alternating rounds:
+ * runtime sizes GOMAXPROCS to it; streamcore with one API worker on two cores), and the same
+ * requests are measured on all of them, in alternating rounds:
  * - `POST /api/login` (username and password);
  * - `GET /api/v3/process` with PROCESSES stopped processes;
  * - `POST /api/v3/metrics`, latest values of every metric, and a 110 s series of every metric
  *   (one body repeated, as a dashboard polls);
  * - `GET /memfs/live.m3u8`, the HLS viewer path (a playlist in the memory filesystem).
+ *
+ * Streamcore also runs on two cores without a worker (`w0`), so the workers' own share is seen apart
+ * from the second core's.
  *
  * Method: the servers as users run them (`node dist/main.js`, run `npm run build:server` first; the
  * reference named by REFERENCE_CORE, see docs/performance.md), auth on, metrics every 2 s over
@@ -15,18 +18,26 @@
  * process: on CPU 0 while a one-core server runs on CPU 1; on both CPUs beside a two-core server
  * (a two-core machine has no third core for the load: the two-core figures are what is left
  * beside it, so a ratio here is a floor). 1 s warm-up per server and route, then ROUNDS rounds of
- * DURATION s; medians of requests/s. Every answer must be a 2xx (failures are counted).
+ * DURATION s; medians of requests/s and of the server's CPU time per request (its workers'
+ * included). Every answer must be a 2xx (failures are counted).
  *
  * Run: REFERENCE_CORE=/path/to/core node --import tsx bench/scaling.ts   (BENCH_ROUNDS=3, BENCH_DURATION=3;
  *      without REFERENCE_CORE only streamcore is measured)
  */
 import autocannon, { type Options as AutocannonOptions } from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, median, referenceEnvironment, startBuiltStreamcore, waitForReference } from './measure.js';
+import {
+  CLOCK_TICKS_PER_SEC,
+  freePort,
+  median,
+  referenceEnvironment,
+  startBuiltStreamcore,
+  waitForReference,
+} from './measure.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 3);
@@ -47,6 +58,8 @@ if (referenceBinary !== undefined && !existsSync(referenceBinary))
   throw new Error(`${referenceBinary} is missing`);
 
 interface Server {
+  /** Column of the table: `streamcore 2` (cores), `streamcore 2 w0` (no workers), `reference 1`. */
+  label: string;
   kind: 'streamcore' | 'reference';
   cores: 1 | 2;
   url: string;
@@ -118,28 +131,33 @@ function metricsQuery(server: Server, body: object): AutocannonOptions {
 const dir = await mkdtemp(join(tmpdir(), 'streamcore-bench-scaling-'));
 const servers: Server[] = [];
 try {
-  for (const cores of [1, 2] as const) {
-    servers.push(await startStreamcore(dir, cores));
-    if (referenceBinary !== undefined) servers.push(await startReference(dir, referenceBinary, cores));
+  servers.push(await startStreamcore(dir, 1, 0));
+  // Two cores without workers: what the workers add, apart from the second core itself.
+  servers.push(await startStreamcore(dir, 2, 0));
+  servers.push(await startStreamcore(dir, 2, 1));
+  if (referenceBinary !== undefined) {
+    for (const cores of [1, 2] as const) servers.push(await startReference(dir, referenceBinary, cores));
   }
   for (const server of servers) await prepare(server);
   // Both servers have a few snapshots before the series are measured.
   await new Promise((resolve) => setTimeout(resolve, 5000));
   const results = new Map<string, number[]>();
   const failures = new Map<string, number>();
+  const cpu = new Map<string, number[]>();
   for (const route of ROUTES) {
     for (const server of servers) await run(server, route, WARMUP_SEC);
     for (let round = 0; round < ROUNDS; round++) {
       for (const server of servers) {
-        const { rps, failed } = await run(server, route, DURATION_SEC);
-        const key = `${route.label}|${server.kind}|${server.cores}`;
+        const { rps, cpuMicros, failed } = await run(server, route, DURATION_SEC);
+        const key = `${route.label}|${server.label}`;
         results.set(key, [...(results.get(key) ?? []), rps]);
+        cpu.set(key, [...(cpu.get(key) ?? []), cpuMicros]);
         failures.set(key, (failures.get(key) ?? 0) + failed);
       }
     }
     process.stderr.write(`  ${route.label} done\n`);
   }
-  print(results, failures);
+  print(results, cpu, failures);
 } finally {
   for (const server of servers) server.child.kill('SIGTERM');
   for (const { child } of servers) {
@@ -149,32 +167,61 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 
-function print(results: Map<string, number[]>, failures: Map<string, number>): void {
-  const kinds = referenceBinary === undefined ? ['streamcore'] : ['streamcore', 'reference'];
+function print(
+  results: Map<string, number[]>,
+  cpu: Map<string, number[]>,
+  failures: Map<string, number>,
+): void {
   console.log(
-    `\nreq/s, medians of ${ROUNDS} rounds of ${DURATION_SEC} s, ${CONNECTIONS} connections (node ${process.version}; one-core servers on CPU 1 with the load on CPU 0, two-core servers share both CPUs with the load)\n`,
+    `\nreq/s (µs of server CPU per request), medians of ${ROUNDS} rounds of ${DURATION_SEC} s, ${CONNECTIONS} connections (node ${process.version}; one-core servers on CPU 1 with the load on CPU 0, two-core servers share both CPUs with the load; w0: no API worker, w1: one)\n`,
   );
-  const header = kinds.flatMap((kind) => [`${kind} 1 core`, `${kind} 2 cores`, `${kind} 2/1`]);
-  console.log(
-    `| route | ${header.join(' | ')} |${kinds.length > 1 ? ' streamcore / reference, 1 core | 2 cores |' : ''}`,
-  );
-  console.log(`|---|${header.map(() => '---:').join('|')}|${kinds.length > 1 ? '---:|---:|' : ''}`);
+  const labels = servers.map((server) => server.label);
+  const ratios: [string, string, string][] = [
+    ['streamcore 2/1', 'streamcore 2 w1', 'streamcore 1'],
+    ['w1/w0 on 2', 'streamcore 2 w1', 'streamcore 2 w0'],
+  ];
+  if (referenceBinary !== undefined) {
+    ratios.push(
+      ['reference 2/1', 'reference 2', 'reference 1'],
+      ['streamcore/reference on 1', 'streamcore 1', 'reference 1'],
+      ['streamcore/reference on 2', 'streamcore 2 w1', 'reference 2'],
+    );
+  }
+  const header = [...labels, ...ratios.map(([name]) => name)];
+  console.log(`| route | ${header.join(' | ')} |`);
+  console.log(`|---|${header.map(() => '---:').join('|')}|`);
   for (const route of ROUTES) {
-    const at = (kind: string, cores: number): number =>
-      median(results.get(`${route.label}|${kind}|${cores}`) ?? [0]);
-    const cells = kinds.flatMap((kind) => [
-      Math.round(at(kind, 1)).toString(),
-      Math.round(at(kind, 2)).toString(),
-      `${(at(kind, 2) / at(kind, 1)).toFixed(2)}×`,
-    ]);
-    const versus =
-      kinds.length > 1
-        ? ` ${(at('streamcore', 1) / at('reference', 1)).toFixed(2)}× | ${(at('streamcore', 2) / at('reference', 2)).toFixed(2)}× |`
-        : '';
-    console.log(`| ${route.label} | ${cells.join(' | ')} |${versus}`);
+    const rps = (label: string): number => median(results.get(`${route.label}|${label}`) ?? [0]);
+    const micros = (label: string): number => median(cpu.get(`${route.label}|${label}`) ?? [0]);
+    const cells = [
+      ...labels.map((label) => `${Math.round(rps(label))} (${Math.round(micros(label))})`),
+      ...ratios.map(([, over, under]) => `${(rps(over) / rps(under)).toFixed(2)}×`),
+    ];
+    console.log(`| ${route.label} | ${cells.join(' | ')} |`);
   }
   const failed = [...failures].filter(([, count]) => count > 0);
   console.log(failed.length === 0 ? '\nno failed requests' : `\nfailed requests: ${JSON.stringify(failed)}`);
+}
+
+/** CPU time (user + system, clock ticks) of a server and its child processes (the API workers). */
+function serverTicks(server: Server): number {
+  const pid = server.child.pid!;
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+  // Only the workers of a streamcore server: its encoders are stopped here.
+  const pids = server.kind === 'streamcore' ? [String(pid), ...children] : [String(pid)];
+  return pids.reduce((sum, each) => {
+    try {
+      return sum + ticksOf(each);
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
+function ticksOf(pid: string): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 /** Pins this process (the load) to CPU 0 for a one-core server, to both CPUs for a two-core one. */
@@ -188,30 +235,36 @@ async function run(
   server: Server,
   route: Route,
   durationSec: number,
-): Promise<{ rps: number; failed: number }> {
+): Promise<{ rps: number; cpuMicros: number; failed: number }> {
   pinLoad(server.cores);
+  const before = serverTicks(server);
   const result = await autocannon({
     ...route.options(server),
     connections: CONNECTIONS,
     duration: durationSec,
   });
-  return { rps: result.requests.average, failed: result.non2xx + result.errors + result.timeouts };
+  const micros = ((serverTicks(server) - before) * 1_000_000) / CLOCK_TICKS_PER_SEC;
+  return {
+    rps: result.requests.average,
+    cpuMicros: micros / Math.max(1, result.requests.total ?? 0),
+    failed: result.non2xx + result.errors + result.timeouts,
+  };
 }
 
 function cpuList(cores: 1 | 2): string {
   return cores === 1 ? '1' : '0,1';
 }
 
-async function startStreamcore(base: string, cores: 1 | 2): Promise<Server> {
-  const home = join(base, `streamcore-${cores}`);
+async function startStreamcore(base: string, cores: 1 | 2, workers: number): Promise<Server> {
+  const label = cores === 1 ? 'streamcore 1' : `streamcore ${cores} w${workers}`;
+  const home = join(base, `streamcore-${cores}-${workers}`);
   await mkdir(home, { recursive: true });
   const configFile = join(home, 'config.json');
   await writeFile(
     configFile,
     JSON.stringify({
       address: '127.0.0.1:0',
-      // One worker per core but one.
-      api: { workers: cores - 1, auth: { enable: true, username: USERNAME, password: PASSWORD } },
+      api: { workers, auth: { enable: true, username: USERNAME, password: PASSWORD } },
       db: { dir: join(home, 'db') },
       storage: {
         disk: { dir: join(home, 'data') },
@@ -224,8 +277,8 @@ async function startStreamcore(base: string, cores: 1 | 2): Promise<Server> {
   );
   const { url, child } = await startBuiltStreamcore(root, configFile, ['taskset', '-c', cpuList(cores)]);
   // The workers start after the listener: wait until one has joined (or none is expected).
-  await new Promise((resolve) => setTimeout(resolve, cores === 1 ? 0 : 3000));
-  return { kind: 'streamcore', cores, url, child, token: '' };
+  await new Promise((resolve) => setTimeout(resolve, workers === 0 ? 0 : 3000));
+  return { label, kind: 'streamcore', cores, url, child, token: '' };
 }
 
 async function startReference(base: string, binary: string, cores: 1 | 2): Promise<Server> {
@@ -247,7 +300,7 @@ async function startReference(base: string, binary: string, cores: 1 | 2): Promi
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForReference(url, child);
-  return { kind: 'reference', cores, url, child, token: '' };
+  return { label: `reference ${cores}`, kind: 'reference', cores, url, child, token: '' };
 }
 
 /** Logs in, creates the stopped processes and the playlist. */
