@@ -117,6 +117,8 @@ export function runApiWorker(contracts: ApiContracts): void {
   };
   process.on('disconnect', stop);
   process.on('SIGTERM', stop);
+  // Ctrl-C reaches the whole process group: the main process stops the workers in its own order.
+  process.on('SIGINT', () => undefined);
   // A fault outside a request must not end the worker (the main process would restart it, but the
   // connections it holds would be cut).
   process.on('uncaughtException', (error) => logger.error({ err: error }, 'API worker: uncaught exception'));
