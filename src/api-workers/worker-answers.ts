@@ -12,6 +12,8 @@ export interface WorkerState {
   /** Throttle keys with recent failed logins (the main process's LoginThrottle.failingKeys). */
   throttled: { addresses: ReadonlySet<string>; usernames: ReadonlySet<string> };
   encoders: EncoderConnections;
+  /** Whether any encoder runs now (the main process's list). */
+  encodersRunning: () => boolean;
 }
 
 const METRICS_PATHS = new Set(['/api/v3/metrics', '/api/v3/metrics/']);
@@ -27,15 +29,17 @@ const METRICS_PATHS = new Set(['/api/v3/metrics', '/api/v3/metrics/']);
  * - `GET` and `POST /api/v3/metrics` over the replica, unless the range reaches the history tiers.
  * - Nothing from a connection one of the server's encoders opened (the encoder guard is the main's).
  */
-export async function workerAnswers(
+export function workerAnswers(
   state: WorkerState,
   request: ScannedRequest,
   body: Buffer,
   socket: Socket,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   const routes = state.routes;
   if (routes === undefined || !answerable({ state, routes, request, body, socket })) return false;
-  return !(await state.encoders.fromEncoder(socket));
+  // Without a running encoder no connection can be one's: no lookup, no promise per request.
+  if (!state.encodersRunning()) return true;
+  return state.encoders.fromEncoder(socket).then((fromEncoder) => !fromEncoder);
 }
 
 /** One request to decide on, and what the worker knows. */

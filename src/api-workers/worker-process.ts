@@ -30,6 +30,7 @@ export function runApiWorker(contracts: ApiContracts): void {
     replica: undefined,
     throttled: { addresses: new Set(), usernames: new Set() },
     encoders: new EncoderConnections({ procRoot: '/proc', encoderPids: () => encoderPids }),
+    encodersRunning: () => encoderPids.size > 0,
   };
   let encoderPids: ReadonlySet<number> = new Set();
   let listener: Server | undefined;

@@ -233,6 +233,14 @@ describe('API workers: logins and metric queries on a second process', () => {
       onWorker.holder,
       'the worker kept the connection',
     );
+    // `Connection: close` is honoured: the answer, then the end of the connection.
+    const closed = new Promise((resolve) => onWorker.connection.socket.once('close', resolve));
+    const closing = await onWorker.connection.request(
+      login(password).replace('Host: test\r\n', 'Host: test\r\nConnection: close\r\n'),
+    );
+    assert.equal(closing.status, 200);
+    assert.equal(closing.headers.get('connection'), 'close');
+    await closed;
   });
 
   it("counts a worker's answers in the main process's http sessions", async () => {
