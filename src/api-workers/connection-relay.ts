@@ -143,11 +143,14 @@ export class ConnectionRelay {
           socket.cork();
           process.nextTick(() => socket.uncork());
         }
+        // Done once the socket wrote it, not before: the HTTP server's 'finish' then means, as on a
+        // socket of its own, that the bytes are with the kernel (the metrics answers reuse their
+        // memory from then on).
         socket.write(chunk, () => {
           this.writing--;
+          callback();
           this.settle();
         });
-        callback();
       },
       // The HTTP server ends a connection (`Connection: close`, HTTP/1.0) once its answer is out.
       final: (callback) => {
