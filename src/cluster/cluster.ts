@@ -11,6 +11,7 @@ import { Fence } from './fence.js';
 import { registerForwarding } from './forward.js';
 import { registerMediaRedirects } from './media.js';
 import { registerProcessAliases } from './process-aliases.js';
+import { registerClusterApi } from './api-routes.js';
 import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
 import { reconcile } from './reconcile.js';
@@ -147,6 +148,15 @@ export class Cluster {
   registerApi(v3: FastifyInstance): void {
     registerClusterRoutes(v3, this.routeSource());
     registerProcessAliases(v3, () => this.address, this.deps.fetch);
+    registerClusterApi(v3, {
+      me: this.nodeId,
+      selfAddress: () => this.address,
+      snapshot: () => this.view.snapshot,
+      fetch: this.deps.fetch,
+      degradedError: () => this.lastError,
+      now: this.deps.now,
+      etcd: this.etcd,
+    });
   }
 
   private routeSource(): ClusterRouteSource {

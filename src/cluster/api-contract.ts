@@ -1,0 +1,347 @@
+import { Type, type Static } from 'typebox';
+import { BEARER, errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
+import { ClusterNode, ClusterNodeStateBody } from './contract.js';
+
+/**
+ * The reference's `/api/v3/cluster/*` routes beyond the process aliases and the drain
+ * (docs/cluster.md#the-references-cluster-routes): the nodes, the store (etcd) as read, the
+ * key-value store and locks, the files across nodes, and the routes answered 501.
+ */
+
+const NodeParams = Type.Object({ id: Type.String() });
+const NodeStorageParams = Type.Object({ id: Type.String(), storage: Type.String() });
+const NodeFileParams = Type.Object({ id: Type.String(), storage: Type.String(), '*': Type.String() });
+const StorageParams = Type.Object({ storage: Type.String() });
+const IdParams = Type.Object({ id: Type.String() });
+const KeyParams = Type.Object({ key: Type.String() });
+const NameParams = Type.Object({ name: Type.String() });
+
+/** `glob`, `sort` and `order` as for `GET /api/v3/fs/:name`. */
+export const FileListQuery = Type.Object({
+  glob: Type.Optional(Type.String()),
+  sort: Type.Optional(
+    Type.Union([
+      Type.Literal('none'),
+      Type.Literal('name'),
+      Type.Literal('size'),
+      Type.Literal('lastmod'),
+      Type.Literal(''),
+    ]),
+  ),
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc'), Type.Literal('')])),
+});
+export type FileListQueryDto = Static<typeof FileListQuery>;
+
+/** A file as `GET /api/v3/fs/:name` lists it, with the node that has it (the reference's `core_id`). */
+const ClusterFileInfo = Type.Object(
+  {
+    name: Type.String(),
+    size_bytes: Type.Integer(),
+    last_modified: Type.Integer({ description: 'seconds since the epoch' }),
+    core_id: Type.String(),
+  },
+  { title: 'ClusterFileInfo', additionalProperties: true },
+);
+export type ClusterFileInfoDto = Static<typeof ClusterFileInfo>;
+
+/** The reference's `ClusterNodeFiles`: a node's files by filesystem name. */
+const ClusterNodeFiles = Type.Object(
+  {
+    last_update: Type.Integer({ description: 'when the node was asked, seconds since the epoch' }),
+    files: Type.Record(Type.String(), Type.Array(Type.String())),
+  },
+  { title: 'ClusterNodeFiles' },
+);
+export type ClusterNodeFilesDto = Static<typeof ClusterNodeFiles>;
+
+/** The reference's `AboutVersion`, as the node's `GET /api` answers it. */
+const NodeVersion = Type.Object(
+  {
+    number: Type.String(),
+    repository_commit: Type.String(),
+    repository_branch: Type.String(),
+    build_date: Type.String(),
+    arch: Type.String(),
+    compiler: Type.String(),
+  },
+  { title: 'ClusterNodeVersion' },
+);
+
+/** A process as etcd holds it (the reference's `api.Process` of its store: no state, no report). */
+const StoredProcess = Type.Object(
+  {
+    id: Type.String(),
+    owner: Type.String(),
+    domain: Type.String(),
+    type: Type.Literal('ffmpeg'),
+    reference: Type.String(),
+    created_at: Type.Integer({ description: 'seconds since the epoch' }),
+    updated_at: Type.Integer({ description: 'seconds since the epoch' }),
+    config: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'the process config as `GET /api/v3/process/:id/config` answers it',
+    }),
+    metadata: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { title: 'ClusterStoredProcess' },
+);
+export type StoredProcessDto = Static<typeof StoredProcess>;
+
+const ProcessNodeMap = Type.Record(Type.String(), Type.String(), {
+  title: 'ClusterProcessMap',
+  description: 'process id → node id',
+});
+
+const StoreNode = Type.Object(
+  { id: Type.String(), state: Type.String(), updated_at: Type.String({ description: 'RFC 3339' }) },
+  { title: 'ClusterStoreNode' },
+);
+export type StoreNodeDto = Static<typeof StoreNode>;
+
+/** The reference's `ClusterKVS`. */
+const KeyValues = Type.Record(
+  Type.String(),
+  Type.Object({ value: Type.String(), updated_at: Type.String({ description: 'RFC 3339' }) }),
+  { title: 'ClusterKVS' },
+);
+export type KeyValuesDto = Static<typeof KeyValues>;
+
+const KeyValue = Type.Object(
+  { value: Type.String(), updated_at: Type.String({ description: 'RFC 3339' }) },
+  { title: 'ClusterKVSValue' },
+);
+
+/** The body of `POST /api/v3/cluster/kv` (the reference's internal `SetKVRequest`). */
+export const SetKeyValueBody = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 256 }),
+    value: Type.String({ maxLength: 65536 }),
+  },
+  { title: 'ClusterSetKV' },
+);
+
+/** The reference's `ClusterLock`. */
+const Lock = Type.Object(
+  { name: Type.String(), valid_until: Type.String({ description: 'RFC 3339' }) },
+  { title: 'ClusterLock' },
+);
+export type LockDto = Static<typeof Lock>;
+
+/** The body of `POST /api/v3/cluster/lock` (the reference's internal `LockRequest`). */
+export const LockBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 256 }),
+    valid_until: Type.String({ description: 'RFC 3339, at least 1 s and at most 1 day ahead' }),
+  },
+  { title: 'ClusterLockRequest' },
+);
+
+const ok = opaque('"OK"');
+const tags = ['cluster'];
+const guarded = (doc: Omit<RouteDoc, 'tags' | 'security'>): RouteDoc => ({ ...doc, tags, security: BEARER });
+
+const IMPLEMENTED_DOCS: Record<string, RouteDoc> = {
+  'GET /api/v3/cluster/healthy': guarded({
+    summary: 'Whether this node reads etcd and the cluster has a leader',
+    responses: { 200: Type.Boolean(), ...errors(...GUARDED) },
+  }),
+  'GET /api/v3/cluster/node': guarded({
+    summary: 'The nodes of the cluster',
+    responses: { 200: Type.Array(ClusterNode), ...errors(...GUARDED) },
+  }),
+  'GET /api/v3/cluster/node/:id': guarded({
+    summary: 'One node',
+    params: NodeParams,
+    responses: { 200: ClusterNode, ...errors(...GUARDED, 404) },
+  }),
+  'GET /api/v3/cluster/node/:id/state': guarded({
+    summary: 'Whether a node is drained (`maintenance`) or not (`online`)',
+    params: NodeParams,
+    responses: { 200: ClusterNodeStateBody, ...errors(...GUARDED, 404) },
+  }),
+  'GET /api/v3/cluster/node/:id/version': guarded({
+    summary: "The version a node's API answers (its `GET /api`)",
+    params: NodeParams,
+    responses: { 200: NodeVersion, ...errors(...GUARDED, 404, 503) },
+  }),
+  'GET /api/v3/cluster/node/:id/process': guarded({
+    summary: 'The processes a node runs (the query of `GET /api/v3/process`), each with `core_id`',
+    params: NodeParams,
+    responses: {
+      200: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+      ...errors(...GUARDED, 400, 404, 503),
+    },
+  }),
+  'GET /api/v3/cluster/node/:id/files': guarded({
+    summary: "A node's files, by filesystem",
+    params: NodeParams,
+    responses: { 200: ClusterNodeFiles, ...errors(...GUARDED, 404, 503) },
+  }),
+  'GET /api/v3/cluster/node/:id/fs/:storage': guarded({
+    summary: "The files of one of a node's filesystems (glob, sort, order as for `GET /api/v3/fs/:name`)",
+    params: NodeStorageParams,
+    querystring: FileListQuery,
+    responses: { 200: Type.Array(ClusterFileInfo), ...errors(...GUARDED, 400, 404, 503) },
+  }),
+  'GET /api/v3/cluster/node/:id/fs/:storage/*': guarded({
+    summary: "Reads a file of one of a node's filesystems (HEAD too)",
+    params: NodeFileParams,
+    produces: ['*/*'],
+    responses: { 200: opaque('the file'), ...errors(...GUARDED, 404, 503) },
+  }),
+  'DELETE /api/v3/cluster/node/:id/fs/:storage/*': guarded({
+    summary: "Deletes a file of one of a node's filesystems",
+    params: NodeFileParams,
+    produces: ['text/plain'],
+    responses: { 200: opaque('Deleted: <path>'), ...errors(...GUARDED, 404, 503) },
+  }),
+  'GET /api/v3/cluster/fs/:storage': guarded({
+    summary: 'The files of a filesystem on every node, each with `core_id` (glob, sort, order)',
+    params: StorageParams,
+    querystring: FileListQuery,
+    responses: { 200: Type.Array(ClusterFileInfo), ...errors(...GUARDED, 400) },
+  }),
+  'GET /api/v3/cluster/db/process': guarded({
+    summary: 'The processes as etcd holds them',
+    responses: { 200: Type.Array(StoredProcess), ...errors(...GUARDED) },
+  }),
+  'GET /api/v3/cluster/db/process/:id': guarded({
+    summary: 'One process as etcd holds it',
+    params: IdParams,
+    responses: { 200: StoredProcess, ...errors(...GUARDED, 404) },
+  }),
+  'GET /api/v3/cluster/db/map/process': guarded({
+    summary: 'Which node each process is assigned to',
+    responses: { 200: ProcessNodeMap, ...errors(...GUARDED) },
+  }),
+  'GET /api/v3/cluster/db/map/reallocate': guarded({
+    summary: 'The processes a drain is moving, and the node each moves to',
+    responses: { 200: ProcessNodeMap, ...errors(...GUARDED) },
+  }),
+  'GET /api/v3/cluster/db/node': guarded({
+    summary: 'The registered nodes and their state as etcd holds it',
+    responses: { 200: Type.Array(StoreNode), ...errors(...GUARDED) },
+  }),
+  'GET /api/v3/cluster/db/kv': guarded({
+    summary: "The cluster's key-value store",
+    responses: { 200: KeyValues, ...errors(...GUARDED, 503) },
+  }),
+  'GET /api/v3/cluster/db/locks': guarded({
+    summary: 'The locks held now',
+    responses: { 200: Type.Array(Lock), ...errors(...GUARDED, 503) },
+  }),
+  'POST /api/v3/cluster/kv': guarded({
+    summary: 'Sets a key of the key-value store',
+    body: SetKeyValueBody,
+    responses: { 200: ok, ...errors(...GUARDED, ...JSON_BODY, 503) },
+  }),
+  'GET /api/v3/cluster/kv/:key': guarded({
+    summary: 'Reads a key of the key-value store',
+    params: KeyParams,
+    responses: { 200: KeyValue, ...errors(...GUARDED, 404, 503) },
+  }),
+  'DELETE /api/v3/cluster/kv/:key': guarded({
+    summary: 'Deletes a key of the key-value store',
+    params: KeyParams,
+    responses: { 200: ok, ...errors(...GUARDED, 404, 503) },
+  }),
+  'POST /api/v3/cluster/lock': guarded({
+    summary: 'Takes a lock until `valid_until` (409 while another holds it)',
+    body: LockBody,
+    responses: { 200: Lock, ...errors(...GUARDED, ...JSON_BODY, 409, 503) },
+  }),
+  'DELETE /api/v3/cluster/lock/:name': guarded({
+    summary: 'Releases a lock',
+    params: NameParams,
+    responses: { 200: ok, ...errors(...GUARDED, 404, 503) },
+  }),
+  'PUT /api/v3/cluster/transfer/:id': guarded({
+    summary: 'Makes another node the leader',
+    params: NodeParams,
+    responses: { 200: ok, ...errors(...GUARDED, 404, 409, 503) },
+  }),
+};
+
+const NO_IAM =
+  'streamcore has no IAM: API access is given by the api.auth.* credentials (username and password, JWT secret, Auth0 tenants), the same on every node';
+
+/**
+ * The reference's cluster routes that have no counterpart in a streamcore cluster, each with why:
+ * answered 501 in the v16 envelope so that a client learns it at once.
+ */
+export const UNSUPPORTED_ROUTES: readonly {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  why: string;
+}[] = [
+  { method: 'GET', url: '/cluster/iam/user', why: NO_IAM },
+  { method: 'POST', url: '/cluster/iam/user', why: NO_IAM },
+  { method: 'GET', url: '/cluster/iam/user/:name', why: NO_IAM },
+  { method: 'PUT', url: '/cluster/iam/user/:name', why: NO_IAM },
+  { method: 'DELETE', url: '/cluster/iam/user/:name', why: NO_IAM },
+  { method: 'PUT', url: '/cluster/iam/user/:name/policy', why: NO_IAM },
+  { method: 'GET', url: '/cluster/iam/policies', why: NO_IAM },
+  { method: 'PUT', url: '/cluster/iam/reload', why: NO_IAM },
+  { method: 'GET', url: '/cluster/db/user', why: NO_IAM },
+  { method: 'GET', url: '/cluster/db/user/:name', why: NO_IAM },
+  { method: 'GET', url: '/cluster/db/policies', why: NO_IAM },
+  {
+    method: 'GET',
+    url: '/cluster/snapshot',
+    why: "the cluster's store is etcd: back it up with `etcdctl snapshot save`",
+  },
+  {
+    method: 'PUT',
+    url: '/cluster/leave',
+    why: 'a node leaves by stopping it (its lease is revoked and its processes move at once); PUT /api/v3/cluster/node/:id/state drains it',
+  },
+  {
+    method: 'PUT',
+    url: '/cluster/reallocation',
+    why: 'processes move by a drain or a failover only; the leader picks their nodes',
+  },
+  {
+    method: 'GET',
+    url: '/cluster/deployments',
+    why: 'each node applies the assignments in etcd itself; there is no queue of deployments',
+  },
+  {
+    method: 'POST',
+    url: '/cluster/events',
+    why: "events are each node's own: ask each node's /api/v3/events",
+  },
+  {
+    method: 'POST',
+    url: '/cluster/events/log',
+    why: "events are each node's own: ask each node's /api/v3/events",
+  },
+  {
+    method: 'POST',
+    url: '/cluster/events/process',
+    why: "events are each node's own: ask each node's /api/v3/events/process",
+  },
+  {
+    method: 'PUT',
+    url: '/cluster/node/:id/fs',
+    why: 'streamcore has no copy or move between filesystems; read the file and write it',
+  },
+  {
+    method: 'PUT',
+    url: '/cluster/node/:id/fs/:storage/*',
+    why: "write the file through the node's own PUT /api/v3/fs/:name/* (its address is in GET /api/v3/cluster/node)",
+  },
+  {
+    method: 'POST',
+    url: '/cluster/process/probe',
+    why: 'streamcore probes processes, not loose configs: create the process without autostart and ask GET /api/v3/cluster/process/:id/probe',
+  },
+];
+
+export const CLUSTER_API_DOCS: Record<string, RouteDoc> = {
+  ...IMPLEMENTED_DOCS,
+  ...Object.fromEntries(
+    UNSUPPORTED_ROUTES.map((route) => [
+      `${route.method} /api/v3${route.url}`,
+      guarded({ summary: `Not implemented (501): ${route.why}`, responses: errors(...GUARDED, 501) }),
+    ]),
+  ),
+};

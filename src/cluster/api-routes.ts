@@ -1,0 +1,43 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../http/index.js';
+import { UNSUPPORTED_ROUTES } from './api-contract.js';
+import type { EtcdClient } from './etcd-client.js';
+import { KvStore } from './kv-store.js';
+import { registerKvRoutes } from './kv-routes.js';
+import { transferLeadership } from './leadership.js';
+import { registerNodeRoutes, type NodeRouteSource } from './node-routes.js';
+import { registerStoreRoutes } from './store-routes.js';
+
+export interface ClusterApiSource extends NodeRouteSource {
+  etcd: EtcdClient;
+}
+
+/**
+ * The reference's `/api/v3/cluster/*` routes beyond the process aliases and the drain
+ * (docs/cluster.md#the-references-cluster-routes), all under the API's guard: the nodes, the
+ * store, the key-value store and locks, the leadership transfer, and a 501 for each route that
+ * has no counterpart here.
+ */
+export function registerClusterApi(v3: FastifyInstance, source: ClusterApiSource): void {
+  const kv = new KvStore(source.etcd, source.now);
+  registerNodeRoutes(v3, source);
+  registerStoreRoutes(v3, { snapshot: source.snapshot, kv });
+  registerKvRoutes(v3, kv);
+
+  v3.put('/cluster/transfer/:id', async (request: FastifyRequest<{ Params: { id: string } }>) => {
+    await transferLeadership(source.etcd, source.snapshot(), request.params.id);
+    return 'OK';
+  });
+
+  for (const route of UNSUPPORTED_ROUTES) {
+    v3.route({
+      method: route.method,
+      url: route.url,
+      handler: () => {
+        throw new ApiError('NOT_IMPLEMENTED', route.why, {
+          message: 'Not implemented in a streamcore cluster',
+        });
+      },
+    });
+  }
+}
