@@ -12,6 +12,16 @@ export const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
  * some clients send after the JSON, is fine because JSON.parse ignores it.
  */
 export function registerJsonBodyParser(server: FastifyInstance, bodyLimitBytes: number): void {
+  // core-client-go sends `Content-Type: ` (empty) with the body-less PUTs of its cluster calls
+  // (`/cluster/leave`, `/cluster/transfer/:id`, `/cluster/iam/reload`); with no body there is
+  // nothing to parse, so the empty header is taken as none rather than answered 415.
+  server.addHook('onRequest', async (request) => {
+    const { headers } = request;
+    if (headers['content-type'] !== '') return;
+    const length = headers['content-length'];
+    if (length === '0' || (length === undefined && headers['transfer-encoding'] === undefined))
+      delete headers['content-type'];
+  });
   server.removeAllContentTypeParsers();
   server.addContentTypeParser(
     JSON_CONTENT_TYPE,
