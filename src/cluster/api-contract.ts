@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { BEARER, errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
+import { ProcessConfigBody } from '../process/index.js';
 import { ClusterNode, ClusterNodeStateBody } from './contract.js';
 
 /**
@@ -254,6 +255,16 @@ const IMPLEMENTED_DOCS: Record<string, RouteDoc> = {
     params: NameParams,
     responses: { 200: ok, ...errors(...GUARDED, 404, 503) },
   }),
+  'POST /api/v3/cluster/process/probe': guarded({
+    summary:
+      'Probes the inputs of a process config on node `coreid` (default: the answering node), without creating it',
+    querystring: Type.Object({ coreid: Type.Optional(Type.String()) }),
+    body: ProcessConfigBody,
+    responses: {
+      200: Type.Object({ streams: Type.Array(Type.Unknown()), log: Type.Array(Type.String()) }),
+      ...errors(...GUARDED, ...JSON_BODY, 404, 429, 503),
+    },
+  }),
   'PUT /api/v3/cluster/transfer/:id': guarded({
     summary: 'Makes another node the leader',
     params: NodeParams,
@@ -328,11 +339,6 @@ export const UNSUPPORTED_ROUTES: readonly {
     method: 'PUT',
     url: '/cluster/node/:id/fs/:storage/*',
     why: "write the file through the node's own PUT /api/v3/fs/:name/* (its address is in GET /api/v3/cluster/node)",
-  },
-  {
-    method: 'POST',
-    url: '/cluster/process/probe',
-    why: 'streamcore probes processes, not loose configs: create the process without autostart and ask GET /api/v3/cluster/process/:id/probe',
   },
 ];
 

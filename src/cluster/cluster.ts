@@ -152,6 +152,7 @@ export class Cluster {
       me: this.nodeId,
       selfAddress: () => this.address,
       snapshot: () => this.view.snapshot,
+      refresh: () => this.view.refresh(),
       fetch: this.deps.fetch,
       degradedError: () => this.lastError,
       now: this.deps.now,

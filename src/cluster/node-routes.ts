@@ -101,14 +101,16 @@ export function registerNodeRoutes(v3: FastifyInstance, source: NodeRouteSource)
     const method = request.method === 'HEAD' ? 'HEAD' : 'GET';
     return passOn(
       reply,
-      await askPeer(source, request, nodeAddress(source, request.params.id), filePath(request), method),
+      await askPeer(source, request, nodeAddress(source, request.params.id), filePath(request), { method }),
     );
   });
 
   v3.delete('/cluster/node/:id/fs/:storage/*', async (request: FileRequest, reply) => {
     return passOn(
       reply,
-      await askPeer(source, request, nodeAddress(source, request.params.id), filePath(request), 'DELETE'),
+      await askPeer(source, request, nodeAddress(source, request.params.id), filePath(request), {
+        method: 'DELETE',
+      }),
     );
   });
 

@@ -35,15 +35,17 @@ export async function askPeer(
   request: FastifyRequest,
   address: string,
   path: string,
-  method: 'GET' | 'HEAD' | 'DELETE' = 'GET',
+  init: { method?: 'GET' | 'HEAD' | 'DELETE' | 'POST'; json?: unknown } = {},
 ): Promise<Response> {
   const headers: Record<string, string> = { [HOP_HEADER]: '1', 'accept-encoding': 'identity' };
   if (typeof request.headers.authorization === 'string')
     headers.authorization = request.headers.authorization;
+  if (init.json !== undefined) headers['content-type'] = 'application/json';
   try {
     return await deps.fetch(address + path, {
-      method,
+      method: init.method ?? 'GET',
       headers,
+      body: init.json === undefined ? undefined : JSON.stringify(init.json),
       signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
     });
   } catch (error) {

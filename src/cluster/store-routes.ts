@@ -8,47 +8,51 @@ import type { ClusterSnapshot } from './view.js';
 
 export interface StoreRouteSource {
   snapshot: () => ClusterSnapshot;
+  /** Reads etcd now (`ClusterView.refresh`). */
+  refresh: () => Promise<ClusterSnapshot>;
   kv: KvStore;
 }
 
 /**
- * The reference's `/api/v3/cluster/db/*`: the cluster's store as this node last read it from
- * etcd (every 0.5 s; the key-value store and the locks are read at once).
+ * The reference's `/api/v3/cluster/db/*`: the cluster's store as etcd holds it now, so that a
+ * change made through any node shows through every other at once; while etcd cannot be read,
+ * as this node last read it.
  */
 export function registerStoreRoutes(v3: FastifyInstance, source: StoreRouteSource): void {
-  v3.get('/cluster/db/process', (): StoredProcessDto[] =>
-    [...source.snapshot().processes.values()]
+  const read = (): Promise<ClusterSnapshot> => source.refresh().catch(() => source.snapshot());
+  v3.get('/cluster/db/process', async (): Promise<StoredProcessDto[]> =>
+    [...(await read()).processes.values()]
       .map(({ value }) => storedProcess(value))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
   );
 
   v3.get(
     '/cluster/db/process/:id',
-    (request: FastifyRequest<{ Params: { id: string } }>): StoredProcessDto => {
+    async (request: FastifyRequest<{ Params: { id: string } }>): Promise<StoredProcessDto> => {
       const { id } = request.params;
-      const stored = source.snapshot().processes.get(id);
+      const stored = (await read()).processes.get(id);
       if (stored === undefined)
         throw new ApiError('NOT_FOUND', `process not found: ${id}`, { message: 'Unknown process' });
       return storedProcess(stored.value);
     },
   );
 
-  v3.get('/cluster/db/map/process', (): Record<string, string> => {
+  v3.get('/cluster/db/map/process', async (): Promise<Record<string, string>> => {
     const map: Record<string, string> = {};
-    for (const [id, { value }] of source.snapshot().assignments) map[id] = value.node;
+    for (const [id, { value }] of (await read()).assignments) map[id] = value.node;
     return map;
   });
 
   // A drain's moves: the node a process goes to while the one it leaves still has it.
-  v3.get('/cluster/db/map/reallocate', (): Record<string, string> => {
+  v3.get('/cluster/db/map/reallocate', async (): Promise<Record<string, string>> => {
     const map: Record<string, string> = {};
-    for (const [id, { value }] of source.snapshot().assignments)
+    for (const [id, { value }] of (await read()).assignments)
       if (value.after !== undefined) map[id] = value.node;
     return map;
   });
 
-  v3.get('/cluster/db/node', (): StoreNodeDto[] => {
-    const snapshot = source.snapshot();
+  v3.get('/cluster/db/node', async (): Promise<StoreNodeDto[]> => {
+    const snapshot = await read();
     return [...snapshot.nodes.values()]
       .sort((a, b) => (a.id < b.id ? -1 : 1))
       .map((node) => ({

@@ -13,4 +13,4 @@ export {
   type ProcessRecords,
   type ProcessStoreBackend,
 } from './store/index.js';
-export { configToPlain, readProcessConfig, type ProcessConfig } from './config/index.js';
+export { configToPlain, ProcessConfigBody, readProcessConfig, type ProcessConfig } from './config/index.js';

@@ -215,6 +215,19 @@ describe('the cluster API routes of the reference', () => {
     const probe = await call(a(), '/api/v3/cluster/process/api-probe/probe');
     assert.equal(probe.status, 200, probe.text);
     const streams = (probe.json as { streams: { type: string }[] }).streams;
+    // The probe of a config, on the node the client names (the reference's `coreid`).
+    const config = {
+      input: [{ id: 'in', address: 'testsrc=size=32x32:rate=5', options: ['-f', 'lavfi'] }],
+      output: [{ id: 'out', address: '-', options: ['-f', 'null'] }],
+    };
+    const onOther = await call(a(), `/api/v3/cluster/process/probe?coreid=${other}`, 'POST', config);
+    assert.equal(onOther.status, 200, onOther.text);
+    assert.equal((onOther.json as { streams: { width: number }[] }).streams[0]?.width, 32);
+    assert.equal(
+      (await call(a(), '/api/v3/cluster/process/probe?coreid=nowhere', 'POST', config)).status,
+      404,
+    );
+    assert.equal((await call(a(), '/api/v3/cluster/process/probe', 'POST', { input: [] })).status, 400);
     assert.ok(
       streams.some((stream) => stream.type === 'video'),
       probe.text,

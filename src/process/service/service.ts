@@ -370,17 +370,25 @@ export class ProcessService {
     };
   }
 
-  /** The probe of a process (`/api/v3/process/:id/probe`): its inputs, and the credential mask. */
-  get probeSource(): { probeArgs(id: string): string[]; mask(text: string): string } {
+  /**
+   * The probe of a process (`/api/v3/process/:id/probe`) or of a config that is not one
+   * (`POST /api/v3/process/probe`, checked as a create): the inputs, and the credential mask.
+   */
+  get probeSource(): {
+    probeArgs(id: string): string[];
+    probeConfigArgs(body: unknown): string[];
+    mask(text: string): string;
+  } {
+    const argsOf = (resolved: ProcessConfig): string[] => {
+      try {
+        return this.factory.probeArgs(resolved);
+      } catch (error) {
+        throw new ApiError('BAD_REQUEST', (error as Error).message, { message: 'Invalid input' });
+      }
+    };
     return {
-      probeArgs: (id) => {
-        const entry = this.entry(id);
-        try {
-          return this.factory.probeArgs(entry.resolved);
-        } catch (error) {
-          throw new ApiError('BAD_REQUEST', (error as Error).message, { message: 'Invalid input' });
-        }
-      },
+      probeArgs: (id) => argsOf(this.entry(id).resolved),
+      probeConfigArgs: (body) => argsOf(this.changes.checked(body)),
       mask: this.mask,
     };
   }
