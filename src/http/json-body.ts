@@ -15,12 +15,12 @@ export function registerJsonBodyParser(server: FastifyInstance, bodyLimitBytes: 
   // core-client-go sends `Content-Type: ` (empty) with the body-less PUTs of its cluster calls
   // (`/cluster/leave`, `/cluster/transfer/:id`, `/cluster/iam/reload`); with no body there is
   // nothing to parse, so the empty header is taken as none rather than answered 415.
-  server.addHook('onRequest', async (request) => {
+  server.addHook('onRequest', (request, _reply, done) => {
     const { headers } = request;
-    if (headers['content-type'] !== '') return;
     const length = headers['content-length'];
-    if (length === '0' || (length === undefined && headers['transfer-encoding'] === undefined))
-      delete headers['content-type'];
+    const bodyless = length === '0' || (length === undefined && headers['transfer-encoding'] === undefined);
+    if (headers['content-type'] === '' && bodyless) delete headers['content-type'];
+    done();
   });
   server.removeAllContentTypeParsers();
   server.addContentTypeParser(
