@@ -1,12 +1,16 @@
 import { Type, type Static } from 'typebox';
-import { BEARER, errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
+import { errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
 import { ProcessConfigBody } from '../process/index.js';
 import { ClusterNode, ClusterNodeStateBody } from './contract.js';
+import { guarded, OK } from './guarded-route-doc.js';
+import { KV_DOCS } from './kv-contract.js';
+import { UNSUPPORTED_DOCS } from './unsupported-routes.js';
 
 /**
  * The reference's `/api/v3/cluster/*` routes beyond the process aliases and the drain
  * (docs/cluster.md#the-references-cluster-routes): the nodes, the store (etcd) as read, the
- * key-value store and locks, the files across nodes, and the routes answered 501.
+ * files across nodes; with the key-value store and locks (kv-contract.ts) and the routes
+ * answered 501 (unsupported-routes.ts).
  */
 
 const NodeParams = Type.Object({ id: Type.String() });
@@ -14,8 +18,6 @@ const NodeStorageParams = Type.Object({ id: Type.String(), storage: Type.String(
 const NodeFileParams = Type.Object({ id: Type.String(), storage: Type.String(), '*': Type.String() });
 const StorageParams = Type.Object({ storage: Type.String() });
 const IdParams = Type.Object({ id: Type.String() });
-const KeyParams = Type.Object({ key: Type.String() });
-const NameParams = Type.Object({ name: Type.String() });
 
 /** `glob`, `sort` and `order` as for `GET /api/v3/fs/:name`. */
 export const FileListQuery = Type.Object({
@@ -97,48 +99,6 @@ const StoreNode = Type.Object(
   { title: 'ClusterStoreNode' },
 );
 export type StoreNodeDto = Static<typeof StoreNode>;
-
-/** The reference's `ClusterKVS`. */
-const KeyValues = Type.Record(
-  Type.String(),
-  Type.Object({ value: Type.String(), updated_at: Type.String({ description: 'RFC 3339' }) }),
-  { title: 'ClusterKVS' },
-);
-export type KeyValuesDto = Static<typeof KeyValues>;
-
-const KeyValue = Type.Object(
-  { value: Type.String(), updated_at: Type.String({ description: 'RFC 3339' }) },
-  { title: 'ClusterKVSValue' },
-);
-
-/** The body of `POST /api/v3/cluster/kv` (the reference's internal `SetKVRequest`). */
-export const SetKeyValueBody = Type.Object(
-  {
-    key: Type.String({ minLength: 1, maxLength: 256 }),
-    value: Type.String({ maxLength: 65536 }),
-  },
-  { title: 'ClusterSetKV' },
-);
-
-/** The reference's `ClusterLock`. */
-const Lock = Type.Object(
-  { name: Type.String(), valid_until: Type.String({ description: 'RFC 3339' }) },
-  { title: 'ClusterLock' },
-);
-export type LockDto = Static<typeof Lock>;
-
-/** The body of `POST /api/v3/cluster/lock` (the reference's internal `LockRequest`). */
-export const LockBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 256 }),
-    valid_until: Type.String({ description: 'RFC 3339, at least 1 s and at most 1 day ahead' }),
-  },
-  { title: 'ClusterLockRequest' },
-);
-
-const ok = opaque('"OK"');
-const tags = ['cluster'];
-const guarded = (doc: Omit<RouteDoc, 'tags' | 'security'>): RouteDoc => ({ ...doc, tags, security: BEARER });
 
 const IMPLEMENTED_DOCS: Record<string, RouteDoc> = {
   'GET /api/v3/cluster/healthy': guarded({
@@ -222,39 +182,6 @@ const IMPLEMENTED_DOCS: Record<string, RouteDoc> = {
     summary: 'The registered nodes and their state as etcd holds it',
     responses: { 200: Type.Array(StoreNode), ...errors(...GUARDED) },
   }),
-  'GET /api/v3/cluster/db/kv': guarded({
-    summary: "The cluster's key-value store",
-    responses: { 200: KeyValues, ...errors(...GUARDED, 503) },
-  }),
-  'GET /api/v3/cluster/db/locks': guarded({
-    summary: 'The locks held now',
-    responses: { 200: Type.Array(Lock), ...errors(...GUARDED, 503) },
-  }),
-  'POST /api/v3/cluster/kv': guarded({
-    summary: 'Sets a key of the key-value store',
-    body: SetKeyValueBody,
-    responses: { 200: ok, ...errors(...GUARDED, ...JSON_BODY, 503) },
-  }),
-  'GET /api/v3/cluster/kv/:key': guarded({
-    summary: 'Reads a key of the key-value store',
-    params: KeyParams,
-    responses: { 200: KeyValue, ...errors(...GUARDED, 404, 503) },
-  }),
-  'DELETE /api/v3/cluster/kv/:key': guarded({
-    summary: 'Deletes a key of the key-value store',
-    params: KeyParams,
-    responses: { 200: ok, ...errors(...GUARDED, 404, 503) },
-  }),
-  'POST /api/v3/cluster/lock': guarded({
-    summary: 'Takes a lock until `valid_until` (409 while another holds it)',
-    body: LockBody,
-    responses: { 200: Lock, ...errors(...GUARDED, ...JSON_BODY, 409, 503) },
-  }),
-  'DELETE /api/v3/cluster/lock/:name': guarded({
-    summary: 'Releases a lock',
-    params: NameParams,
-    responses: { 200: ok, ...errors(...GUARDED, 404, 503) },
-  }),
   'POST /api/v3/cluster/process/probe': guarded({
     summary:
       'Probes the inputs of a process config on node `coreid` (default: the answering node), without creating it',
@@ -268,86 +195,12 @@ const IMPLEMENTED_DOCS: Record<string, RouteDoc> = {
   'PUT /api/v3/cluster/transfer/:id': guarded({
     summary: 'Makes another node the leader',
     params: NodeParams,
-    responses: { 200: ok, ...errors(...GUARDED, 404, 409, 503) },
+    responses: { 200: OK, ...errors(...GUARDED, 404, 409, 503) },
   }),
 };
 
-const NO_IAM =
-  'streamcore has no IAM: API access is given by the api.auth.* credentials (username and password, JWT secret, Auth0 tenants), the same on every node';
-
-/**
- * The reference's cluster routes that have no counterpart in a streamcore cluster, each with why:
- * answered 501 in the v16 envelope so that a client learns it at once.
- */
-export const UNSUPPORTED_ROUTES: readonly {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  url: string;
-  why: string;
-}[] = [
-  { method: 'GET', url: '/cluster/iam/user', why: NO_IAM },
-  { method: 'POST', url: '/cluster/iam/user', why: NO_IAM },
-  { method: 'GET', url: '/cluster/iam/user/:name', why: NO_IAM },
-  { method: 'PUT', url: '/cluster/iam/user/:name', why: NO_IAM },
-  { method: 'DELETE', url: '/cluster/iam/user/:name', why: NO_IAM },
-  { method: 'PUT', url: '/cluster/iam/user/:name/policy', why: NO_IAM },
-  { method: 'GET', url: '/cluster/iam/policies', why: NO_IAM },
-  { method: 'PUT', url: '/cluster/iam/reload', why: NO_IAM },
-  { method: 'GET', url: '/cluster/db/user', why: NO_IAM },
-  { method: 'GET', url: '/cluster/db/user/:name', why: NO_IAM },
-  { method: 'GET', url: '/cluster/db/policies', why: NO_IAM },
-  {
-    method: 'GET',
-    url: '/cluster/snapshot',
-    why: "the cluster's store is etcd: back it up with `etcdctl snapshot save`",
-  },
-  {
-    method: 'PUT',
-    url: '/cluster/leave',
-    why: 'a node leaves by stopping it (its lease is revoked and its processes move at once); PUT /api/v3/cluster/node/:id/state drains it',
-  },
-  {
-    method: 'PUT',
-    url: '/cluster/reallocation',
-    why: 'processes move by a drain or a failover only; the leader picks their nodes',
-  },
-  {
-    method: 'GET',
-    url: '/cluster/deployments',
-    why: 'each node applies the assignments in etcd itself; there is no queue of deployments',
-  },
-  {
-    method: 'POST',
-    url: '/cluster/events',
-    why: "events are each node's own: ask each node's /api/v3/events",
-  },
-  {
-    method: 'POST',
-    url: '/cluster/events/log',
-    why: "events are each node's own: ask each node's /api/v3/events",
-  },
-  {
-    method: 'POST',
-    url: '/cluster/events/process',
-    why: "events are each node's own: ask each node's /api/v3/events/process",
-  },
-  {
-    method: 'PUT',
-    url: '/cluster/node/:id/fs',
-    why: 'streamcore has no copy or move between filesystems; read the file and write it',
-  },
-  {
-    method: 'PUT',
-    url: '/cluster/node/:id/fs/:storage/*',
-    why: "write the file through the node's own PUT /api/v3/fs/:name/* (its address is in GET /api/v3/cluster/node)",
-  },
-];
-
 export const CLUSTER_API_DOCS: Record<string, RouteDoc> = {
   ...IMPLEMENTED_DOCS,
-  ...Object.fromEntries(
-    UNSUPPORTED_ROUTES.map((route) => [
-      `${route.method} /api/v3${route.url}`,
-      guarded({ summary: `Not implemented (501): ${route.why}`, responses: errors(...GUARDED, 501) }),
-    ]),
-  ),
+  ...KV_DOCS,
+  ...UNSUPPORTED_DOCS,
 };

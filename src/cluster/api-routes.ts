@@ -1,6 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/index.js';
-import { UNSUPPORTED_ROUTES } from './api-contract.js';
 import type { EtcdClient } from './etcd-client.js';
 import { KvStore } from './kv-store.js';
 import { registerKvRoutes } from './kv-routes.js';
@@ -8,6 +6,7 @@ import { transferLeadership } from './leadership.js';
 import { registerNodeRoutes, type NodeRouteSource } from './node-routes.js';
 import { askPeer, nodeAddress, passOn } from './peer-request.js';
 import { registerStoreRoutes } from './store-routes.js';
+import { registerUnsupportedRoutes } from './unsupported-routes.js';
 import type { ClusterSnapshot } from './view.js';
 
 export interface ClusterApiSource extends NodeRouteSource {
@@ -46,15 +45,5 @@ export function registerClusterApi(v3: FastifyInstance, source: ClusterApiSource
     },
   );
 
-  for (const route of UNSUPPORTED_ROUTES) {
-    v3.route({
-      method: route.method,
-      url: route.url,
-      handler: () => {
-        throw new ApiError('NOT_IMPLEMENTED', route.why, {
-          message: 'Not implemented in a streamcore cluster',
-        });
-      },
-    });
-  }
+  registerUnsupportedRoutes(v3);
 }

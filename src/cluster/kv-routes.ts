@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, RequestCheck } from '../http/index.js';
-import { LockBody, SetKeyValueBody } from './api-contract.js';
+import { LockBody, SetKeyValueBody } from './kv-contract.js';
 import type { HeldLock, KvStore, StoredValue } from './kv-store.js';
 
 const setCheck = new RequestCheck(SetKeyValueBody);

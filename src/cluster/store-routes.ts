@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/index.js';
-import type { KeyValuesDto, LockDto, StoredProcessDto, StoreNodeDto } from './api-contract.js';
+import type { StoredProcessDto, StoreNodeDto } from './api-contract.js';
+import type { KeyValuesDto, LockDto } from './kv-contract.js';
 import type { ProcessDocument } from './keys.js';
 import type { KvStore } from './kv-store.js';
 import { rfc3339 } from './rfc3339.js';
