@@ -84,7 +84,7 @@ export function registerNodeRoutes(v3: FastifyInstance, source: NodeRouteSource)
     await Promise.all(
       mounts.map(async ({ name }) => {
         const list = await jsonOf<{ name: string }[]>(
-          await askPeer(source, request, address, `/api/v3/fs/${encodeURIComponent(name)}`),
+          await askPeer(source, request, address, `/api/v3/fs/${segment('storage', name)}`),
         );
         files[name] = list.map((file) => file.name).sort();
       }),
@@ -144,7 +144,7 @@ async function listOf(
   storage: string,
 ): Promise<ClusterFileInfoDto[]> {
   const glob = (request.query as { glob?: unknown }).glob;
-  const path = `/api/v3/fs/${encodeURIComponent(storage)}${typeof glob === 'string' && glob !== '' ? `?glob=${encodeURIComponent(glob)}` : ''}`;
+  const path = `/api/v3/fs/${segment('storage', storage)}${typeof glob === 'string' && glob !== '' ? `?glob=${encodeURIComponent(glob)}` : ''}`;
   const list = await jsonOf<Omit<ClusterFileInfoDto, 'core_id'>[]>(
     await askPeer(source, request, nodeAddress(source, id), path),
   );
@@ -166,6 +166,21 @@ function sortFiles(files: ClusterFileInfoDto[], query: FileListQueryDto): Cluste
 /** The node's own file route for the requested file, each part of the path encoded again. */
 function filePath(request: FileRequest): string {
   const { storage } = request.params;
-  const path = request.params['*'].split('/').map(encodeURIComponent).join('/');
-  return `/api/v3/fs/${encodeURIComponent(storage)}/${path}`;
+  const path = request.params['*']
+    .split('/')
+    .map((part) => segment('path', part))
+    .join('/');
+  return `/api/v3/fs/${segment('storage', storage)}/${path}`;
+}
+
+/**
+ * One path segment for the node's URL, encoded; `.` and `..` are refused, since the URL would
+ * resolve them and ask another route of the node than the client asked for.
+ */
+function segment(field: string, part: string): string {
+  if (part === '.' || part === '..')
+    throw new ApiError('BAD_REQUEST', `${field}: must not contain "." or ".." segments`, {
+      message: 'Invalid path',
+    });
+  return encodeURIComponent(part);
 }

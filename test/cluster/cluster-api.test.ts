@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLUSTER_API_DOCS } from '../../src/cluster/index.js';
+import { rawRequest } from '../storage/raw-request.js';
 import { startNode, type ClusterNode } from './cluster-nodes.js';
 import { EtcdMembers } from './etcd-members.js';
 
@@ -268,6 +269,15 @@ describe('the cluster API routes of the reference', () => {
     assert.equal((await call(a(), '/api/v3/cluster/node/b/fs/mem/nothing.txt')).status, 404);
     assert.equal((await call(a(), '/api/v3/cluster/node/b/fs/mem/on-b.txt', 'DELETE')).status, 200);
     assert.equal((await call(b(), '/api/v3/fs/mem/on-b.txt')).status, 404, 'deleted on b');
+    // A dot segment would make the node's URL another route than the one asked for.
+    const dots = await rawRequest(a().url, '/api/v3/cluster/node/b/fs/mem/x/%2e%2e/%2e%2e/%2e%2e/config', {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(dots.status, 400, dots.body.toString());
+    assert.match(
+      (JSON.parse(dots.body.toString()) as { details: string[] }).details[0] ?? '',
+      /^path: must not contain/,
+    );
     const badQuery = await call(a(), '/api/v3/cluster/fs/mem?order=sideways');
     assert.equal(badQuery.status, 400);
     assert.match((badQuery.json as { details: string[] }).details.join(), /order/);
