@@ -2,6 +2,7 @@ import { ApiError } from '../http/index.js';
 import type { EtcdClient, EtcdCompare } from './etcd-client.js';
 import { orUnavailable } from './etcd-unavailable.js';
 import { keys } from './keys.js';
+import { unknownNode } from './peer-request.js';
 import type { ClusterSnapshot } from './view.js';
 
 /**
@@ -18,8 +19,7 @@ export async function transferLeadership(
   if (snapshot.leader === target) return;
   const { kvs } = await orUnavailable(() => etcd.range(keys.node(target)));
   const registration = kvs[0];
-  if (registration === undefined || registration.lease === '0')
-    throw new ApiError('NOT_FOUND', `node "${target}" is not in the cluster`, { message: 'Unknown node' });
+  if (registration === undefined || registration.lease === '0') throw unknownNode(target);
   const compare: EtcdCompare[] = [
     snapshot.leader === undefined
       ? { key: keys.leader, target: 'CREATE', createRevision: 0 }

@@ -8,7 +8,7 @@ import {
 } from './api-contract.js';
 import type { ClusterNodeDto, ClusterNodeStateDto } from './contract.js';
 import { nodeViews } from './node-view.js';
-import { askPeer, jsonOf, nodeAddress, passOn, queryOf, type PeerDeps } from './peer-request.js';
+import { askPeer, jsonOf, nodeAddress, passOn, queryOf, unknownNode, type PeerDeps } from './peer-request.js';
 
 const listQuery = new RequestCheck(FileListQuery, 'query');
 
@@ -123,10 +123,6 @@ export function registerNodeRoutes(v3: FastifyInstance, source: NodeRouteSource)
     );
     return sortFiles(lists.flat(), query);
   });
-}
-
-function unknownNode(id: string): ApiError {
-  return new ApiError('NOT_FOUND', `node "${id}" is not in the cluster`, { message: 'Unknown node' });
 }
 
 function readListQuery(query: unknown): FileListQueryDto {

@@ -20,9 +20,13 @@ export interface PeerDeps {
 export function nodeAddress(deps: PeerDeps, id: string): string {
   if (id === deps.me) return deps.selfAddress();
   const node = deps.snapshot().nodes.get(id);
-  if (node === undefined)
-    throw new ApiError('NOT_FOUND', `node "${id}" is not in the cluster`, { message: 'Unknown node' });
+  if (node === undefined) throw unknownNode(id);
   return node.address;
+}
+
+/** The 404 of a node the cluster does not have. */
+export function unknownNode(id: string): ApiError {
+  return new ApiError('NOT_FOUND', `node "${id}" is not in the cluster`, { message: 'Unknown node' });
 }
 
 /**
