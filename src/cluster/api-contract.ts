@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
+import { empty, errors, GUARDED, JSON_BODY, opaque, type RouteDoc } from '../http/index.js';
 import { ProcessConfigBody } from '../process/index.js';
 import { ClusterNode, ClusterNodeStateBody } from './contract.js';
 import { guarded, OK } from './guarded-route-doc.js';
@@ -148,6 +148,16 @@ const IMPLEMENTED_DOCS: Record<string, RouteDoc> = {
     params: NodeFileParams,
     produces: ['*/*'],
     responses: { 200: opaque('the file'), ...errors(...GUARDED, 404, 503) },
+  }),
+  'PUT /api/v3/cluster/node/:id/fs/:storage/*': guarded({
+    summary: "Writes a file of one of a node's filesystems (the body as it is, the node's bounds)",
+    params: NodeFileParams,
+    consumes: ['*/*'],
+    responses: {
+      201: empty('created'),
+      204: empty('overwritten'),
+      ...errors(...GUARDED, 400, 404, 409, 413, 503, 507),
+    },
   }),
   'DELETE /api/v3/cluster/node/:id/fs/:storage/*': guarded({
     summary: "Deletes a file of one of a node's filesystems",

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, RequestCheck } from '../http/index.js';
 import {
@@ -112,6 +113,21 @@ export function registerNodeRoutes(v3: FastifyInstance, source: NodeRouteSource)
         method: 'DELETE',
       }),
     );
+  });
+
+  // An upload reaches the node as it arrives, of any content type (the node bounds its size).
+  v3.register((uploads, _options, done) => {
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser('*', (_request, payload, parsed) => parsed(null, payload));
+    uploads.put('/cluster/node/:id/fs/:storage/*', async (request: FileRequest, reply) => {
+      const stream = request.body instanceof Readable ? request.body : Readable.from([]);
+      const address = nodeAddress(source, request.params.id);
+      return passOn(
+        reply,
+        await askPeer(source, request, address, filePath(request), { method: 'PUT', stream }),
+      );
+    });
+    done();
   });
 
   v3.get('/cluster/fs/:storage', async (request: FastifyRequest<{ Params: { storage: string } }>) => {

@@ -39,17 +39,29 @@ export async function askPeer(
   request: FastifyRequest,
   address: string,
   path: string,
-  init: { method?: 'GET' | 'HEAD' | 'DELETE' | 'POST'; json?: unknown } = {},
+  init: {
+    method?: 'GET' | 'HEAD' | 'DELETE' | 'POST' | 'PUT';
+    json?: unknown;
+    /** A body passed on as it arrives (an upload), with the client's content type and length. */
+    stream?: Readable;
+  } = {},
 ): Promise<Response> {
   const headers: Record<string, string> = { [HOP_HEADER]: '1', 'accept-encoding': 'identity' };
   if (typeof request.headers.authorization === 'string')
     headers.authorization = request.headers.authorization;
   if (init.json !== undefined) headers['content-type'] = 'application/json';
+  if (init.stream !== undefined)
+    for (const name of ['content-type', 'content-length']) {
+      const value = request.headers[name];
+      if (typeof value === 'string' && value !== '') headers[name] = value;
+    }
   try {
     return await deps.fetch(address + path, {
       method: init.method ?? 'GET',
       headers,
-      body: init.json === undefined ? undefined : JSON.stringify(init.json),
+      body: init.stream ?? (init.json === undefined ? undefined : JSON.stringify(init.json)),
+      // A streamed body goes out as it is read (fetch requires saying so).
+      ...(init.stream === undefined ? {} : { duplex: 'half' }),
       signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
     });
   } catch (error) {

@@ -65,11 +65,6 @@ export const UNSUPPORTED_ROUTES: readonly {
     url: '/cluster/node/:id/fs',
     why: 'streamcore has no copy or move between filesystems; read the file and write it',
   },
-  {
-    method: 'PUT',
-    url: '/cluster/node/:id/fs/:storage/*',
-    why: "write the file through the node's own PUT /api/v3/fs/:name/* (its address is in GET /api/v3/cluster/node)",
-  },
 ];
 
 export const UNSUPPORTED_DOCS: Record<string, RouteDoc> = Object.fromEntries(

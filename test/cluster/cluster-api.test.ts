@@ -267,6 +267,17 @@ describe('the cluster API routes of the reference', () => {
     assert.equal(read.status, 200);
     assert.equal(read.text, 'from b, longer');
     assert.equal((await call(a(), '/api/v3/cluster/node/b/fs/mem/nothing.txt')).status, 404);
+    // Written on b through a, the body as it is.
+    const written = await fetch(`${a().url}/api/v3/cluster/node/b/fs/mem/sub/put.bin`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+      body: Buffer.from([0, 1, 2, 255]),
+    });
+    assert.equal(written.status, 201, await written.text());
+    const onNodeB = await fetch(`${b().url}/api/v3/fs/mem/sub/put.bin`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.deepEqual([...Buffer.from(await onNodeB.arrayBuffer())], [0, 1, 2, 255]);
     assert.equal((await call(a(), '/api/v3/cluster/node/b/fs/mem/on-b.txt', 'DELETE')).status, 200);
     assert.equal((await call(b(), '/api/v3/fs/mem/on-b.txt')).status, 404, 'deleted on b');
     // A dot segment would make the node's URL another route than the one asked for.
