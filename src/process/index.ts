@@ -13,4 +13,9 @@ export {
   type ProcessRecords,
   type ProcessStoreBackend,
 } from './store/index.js';
-export { configToPlain, readProcessConfig, type ProcessConfig } from './config/index.js';
+export {
+  configToPlain,
+  parseOutputReference,
+  readProcessConfig,
+  type ProcessConfig,
+} from './config/index.js';
