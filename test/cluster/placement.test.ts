@@ -105,6 +105,13 @@ describe('placement in a streamcore cluster', () => {
 
   it('spreads the processes of one reference over the nodes when asked, also onto the busiest', async () => {
     // The linked processes make one node the busiest: by load alone none of these would go there.
+    const before = await list();
+    const busiest = nodeOf(before, 'src');
+    assert.deepEqual(
+      before.map((process) => process.core_id),
+      [busiest, busiest, busiest],
+      'the linked processes alone, on one node',
+    );
     for (const [index, id] of ['show0', 'show1', 'show2'].entries()) {
       const body = { ...processBody(id), reference: 'show', autostart: false };
       assert.equal((await call(`${nodes[index]!.url}/api/v3/process`, 'POST', body)).status, 200);
