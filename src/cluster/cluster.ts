@@ -14,6 +14,7 @@ import { registerProcessAliases } from './process-aliases.js';
 import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
 import { reconcile } from './reconcile.js';
+import { NodeTenure } from './node-tenure.js';
 import { MachineLoad } from './resources.js';
 import { EtcdProbe, everyPeerLostEtcd } from './quorum-check.js';
 import { registerClusterRoutes, registerEtcdProbeRoute, type ClusterRouteSource } from './routes.js';
@@ -79,6 +80,7 @@ export class Cluster {
   private renewedAt = 0;
   /** Monotonic ms of this node's last rebalancing moves as the leader. */
   private rebalancedAt = -Infinity;
+  private readonly tenure = new NodeTenure(this.monotonic);
 
   constructor(private readonly deps: ClusterDeps) {
     const { cluster } = deps.config;
@@ -265,6 +267,7 @@ export class Cluster {
         mayMoveFromDead,
         references: this.deps.config.cluster.reference_placement,
         rebalance: paused ? 0 : REBALANCE_MOVES,
+        receivers: this.tenure.steady(snapshot, ttlMs),
       });
       if (rebalanced > 0) this.rebalancedAt = this.monotonic();
     }

@@ -36,6 +36,8 @@ export interface LeadRules {
   references: ReferencePlacement;
   /** Up to this many rebalancing moves when the cluster is at rest (0: none now). */
   rebalance: number;
+  /** The nodes rebalancing may give processes to. */
+  receivers: ReadonlySet<string>;
 }
 
 /**
@@ -114,7 +116,15 @@ export async function leadOnce(
   }
   let rebalancing = 0;
   if (writes.length === 0 && rules.rebalance > 0 && atRest(snapshot)) {
-    for (const move of rebalanceMoves(snapshot, candidates, groups, rules.references, rules.rebalance)) {
+    const moves = rebalanceMoves(
+      snapshot,
+      candidates,
+      groups,
+      rules.references,
+      rules.rebalance,
+      rules.receivers,
+    );
+    for (const move of moves) {
       const { modRevision } = snapshot.assignments.get(move.id) as { modRevision: number };
       assign(move.id, { node: move.to, after: move.from }, [
         { key: keys.assign(move.id), target: 'MOD', modRevision },

@@ -42,11 +42,13 @@ export function rebalanceMoves(
   groups: ProcessGroups,
   rule: ReferencePlacement,
   limit: number,
+  /** The nodes that may receive processes (NodeTenure: those registered for a while); all when undefined. */
+  receivers?: ReadonlySet<string>,
 ): RebalanceMove[] {
   const moves: RebalanceMove[] = [];
   const moved = new Set<string>();
   while (moves.length < limit) {
-    const move = nextMove(snapshot, candidates, groups, rule, moved);
+    const move = nextMove(snapshot, candidates, groups, rule, moved, receivers);
     if (move === undefined) break;
     moves.push(move);
     moved.add(move.id);
@@ -63,6 +65,7 @@ function nextMove(
   groups: ProcessGroups,
   rule: ReferencePlacement,
   moved: Set<string>,
+  receivers: ReadonlySet<string> | undefined,
 ): RebalanceMove | undefined {
   const byLoad = [...candidates.values()].sort(
     (a, b) => loadOf(a) - loadOf(b) || (a.node.id < b.node.id ? -1 : 1),
@@ -70,6 +73,7 @@ function nextMove(
   for (const from of [...byLoad].reverse()) {
     for (const to of byLoad) {
       if (to === from) break;
+      if (receivers !== undefined && !receivers.has(to.node.id)) continue;
       const after = loadOf(to) + 1 / Math.max(1, to.node.resources.ncpu);
       const relieved = loadOf(from) - 1 / Math.max(1, from.node.resources.ncpu);
       if (after > relieved + EPSILON) continue;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { candidatesOf, placingOf } from '../../src/cluster/candidates.js';
 import type { NodeRecord } from '../../src/cluster/keys.js';
+import { NodeTenure } from '../../src/cluster/node-tenure.js';
 import { placeProcess, type ReferencePlacement } from '../../src/cluster/placement.js';
 import { ProcessGroups } from '../../src/cluster/process-links.js';
 import { atRest, rebalanceMoves } from '../../src/cluster/rebalance.js';
@@ -130,6 +131,35 @@ describe('placement rules', () => {
     );
     assert.equal(placingOf(snapshot, 's0').reference, 'show');
     assert.deepEqual(new ProcessGroups(snapshot).companions('reader'), ['src']);
+  });
+
+  it('gives processes only to nodes registered for a while (under the same lease)', () => {
+    let now = 0;
+    const tenure = new NodeTenure(() => now);
+    const snapshot = picture(
+      [node('a'), node('b')],
+      [
+        { id: 'x', on: 'b' },
+        { id: 'y', on: 'b' },
+      ],
+    );
+    const moves = () =>
+      rebalanceMoves(
+        snapshot,
+        candidatesOf(snapshot),
+        new ProcessGroups(snapshot),
+        'load',
+        2,
+        tenure.steady(snapshot, 8000),
+      );
+    assert.deepEqual(moves(), []);
+    now = 8000;
+    assert.deepEqual(moves(), [{ id: 'y', from: 'b', to: 'a' }]);
+    // a restarted (a new lease, a new registration): it waits again.
+    snapshot.nodes.set('a', { ...node('a'), createRevision: 7 });
+    assert.deepEqual(moves(), []);
+    now = 16_000;
+    assert.equal(moves().length, 1);
   });
 
   it('does not rebalance while a move is under way or a process has no node', () => {
