@@ -1,7 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 
+/**
+ * Tells this run's encoders from those of another run of a cluster test on the same machine (the
+ * census reads every process in /proc): without it, two runs at once see each other's encoders
+ * as duplicates.
+ */
+const RUN = `cluster-test-${process.pid}-`;
+
 /** The marker a test process carries in its encoder's command line (`-metadata title=<marker>`). */
-export const marker = (id: string): string => `cluster-test-${id}`;
+export const marker = (id: string): string => `${RUN}${id}`;
 
 /** The running encoders of the test's processes, by process id: their pids, read from /proc. */
 export async function encodersByProcess(): Promise<Map<string, number[]>> {
@@ -18,9 +25,9 @@ export async function encodersByProcess(): Promise<Map<string, number[]>> {
       continue;
     }
     if (!(argv[0] ?? '').endsWith('ffmpeg')) continue;
-    const title = argv.find((arg) => arg.startsWith('title=cluster-test-'));
+    const title = argv.find((arg) => arg.startsWith(`title=${RUN}`));
     if (title === undefined) continue;
-    const id = title.slice('title=cluster-test-'.length);
+    const id = title.slice(`title=${RUN}`.length);
     found.set(id, [...(found.get(id) ?? []), Number(name)]);
   }
   return found;
