@@ -65,11 +65,12 @@ export async function leadOnce(
   const candidates = candidatesOf(snapshot);
   const groups = new ProcessGroups(snapshot);
   const placed = new Map<string, string>();
-  const writes: { compare: EtcdCompare[]; op: EtcdOp; id: string; to: string }[] = [];
-  const assign = (id: string, next: Assignment, compare: EtcdCompare[]): void => {
+  const writes: { compare: EtcdCompare[]; op: EtcdOp; id: string; to: string; why: string }[] = [];
+  const assign = (id: string, next: Assignment, compare: EtcdCompare[], why: string): void => {
     writes.push({
       id,
       to: next.node,
+      why,
       compare,
       op: { put: { key: keys.assign(id), value: JSON.stringify(next) } },
     });
@@ -98,21 +99,28 @@ export async function leadOnce(
       createRevision: 0,
     });
     if (value.after !== undefined && !alive(value.after)) {
-      if (rules.mayMoveFromDead) assign(id, { node: value.node }, [same, gone(value.after)]);
+      if (rules.mayMoveFromDead)
+        assign(id, { node: value.node }, [same, gone(value.after)], 'its old node is gone');
     } else if (!alive(value.node)) {
       if (!rules.mayMoveFromDead) continue;
       const target = place(id, value.node);
-      if (target !== undefined) assign(id, { node: target }, [same, gone(value.node)]);
+      if (target !== undefined) assign(id, { node: target }, [same, gone(value.node)], 'its node is gone');
     } else if (value.after === undefined && snapshot.nodeStates.get(value.node) === 'maintenance') {
       const target = place(id, value.node);
-      if (target !== undefined) assign(id, { node: target, after: value.node }, [same]);
+      if (target !== undefined)
+        assign(id, { node: target, after: value.node }, [same], 'its node is drained');
     }
   }
   for (const id of snapshot.processes.keys()) {
     if (snapshot.assignments.has(id)) continue;
     const target = place(id, undefined);
     if (target !== undefined)
-      assign(id, { node: target }, [{ key: keys.assign(id), target: 'CREATE', createRevision: 0 }]);
+      assign(
+        id,
+        { node: target },
+        [{ key: keys.assign(id), target: 'CREATE', createRevision: 0 }],
+        'it had none',
+      );
   }
   let rebalancing = 0;
   if (writes.length === 0 && rules.rebalance > 0 && atRest(snapshot)) {
@@ -126,9 +134,8 @@ export async function leadOnce(
     );
     for (const move of moves) {
       const { modRevision } = snapshot.assignments.get(move.id) as { modRevision: number };
-      assign(move.id, { node: move.to, after: move.from }, [
-        { key: keys.assign(move.id), target: 'MOD', modRevision },
-      ]);
+      const same: EtcdCompare = { key: keys.assign(move.id), target: 'MOD', modRevision };
+      assign(move.id, { node: move.to, after: move.from }, [same], 'rebalancing');
       rebalancing++;
     }
   }
@@ -142,7 +149,8 @@ export async function leadOnce(
     );
     if (!result.succeeded) continue;
     moved += batch.length;
-    for (const write of batch) logger.info({ process: write.id, to: write.to }, 'cluster: process assigned');
+    for (const write of batch)
+      logger.info({ process: write.id, to: write.to, why: write.why }, 'cluster: process assigned');
   }
   return { moved, rebalanced: rebalancing > 0 && moved > 0 ? rebalancing : 0 };
 }
