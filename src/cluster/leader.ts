@@ -61,11 +61,29 @@ export async function leadOnce(
   logger: Logger,
   rules: LeadRules,
 ): Promise<{ moved: number; rebalanced: number }> {
+  const writes = planWrites(snapshot, rules);
+  const moved = await writeAll(writes, etcd, me, logger);
+  const rebalancing = writes.filter((write) => write.why === REBALANCING).length;
+  return { moved, rebalanced: moved > 0 ? rebalancing : 0 };
+}
+
+const REBALANCING = 'rebalancing';
+
+/** One assignment the leader writes, with the compares it holds under and why (for the log). */
+interface AssignmentWrite {
+  compare: EtcdCompare[];
+  op: EtcdOp;
+  id: string;
+  to: string;
+  why: string;
+}
+
+function planWrites(snapshot: ClusterSnapshot, rules: LeadRules): AssignmentWrite[] {
   const alive = (node: string): boolean => snapshot.nodes.has(node);
   const candidates = candidatesOf(snapshot);
   const groups = new ProcessGroups(snapshot);
   const placed = new Map<string, string>();
-  const writes: { compare: EtcdCompare[]; op: EtcdOp; id: string; to: string; why: string }[] = [];
+  const writes: AssignmentWrite[] = [];
   const assign = (id: string, next: Assignment, compare: EtcdCompare[], why: string): void => {
     writes.push({
       id,
@@ -122,7 +140,6 @@ export async function leadOnce(
         'it had none',
       );
   }
-  let rebalancing = 0;
   if (writes.length === 0 && rules.rebalance > 0 && atRest(snapshot)) {
     const moves = rebalanceMoves(
       snapshot,
@@ -135,10 +152,19 @@ export async function leadOnce(
     for (const move of moves) {
       const { modRevision } = snapshot.assignments.get(move.id) as { modRevision: number };
       const same: EtcdCompare = { key: keys.assign(move.id), target: 'MOD', modRevision };
-      assign(move.id, { node: move.to, after: move.from }, [same], 'rebalancing');
-      rebalancing++;
+      assign(move.id, { node: move.to, after: move.from }, [same], REBALANCING);
     }
   }
+  return writes;
+}
+
+/** Writes in batches, each holding only while this node leads; answers how many were written. */
+async function writeAll(
+  writes: AssignmentWrite[],
+  etcd: EtcdClient,
+  me: string,
+  logger: Logger,
+): Promise<number> {
   const leading: EtcdCompare = { key: keys.leader, target: 'VALUE', value: JSON.stringify(me) };
   let moved = 0;
   for (let start = 0; start < writes.length; start += BATCH) {
@@ -152,5 +178,5 @@ export async function leadOnce(
     for (const write of batch)
       logger.info({ process: write.id, to: write.to, why: write.why }, 'cluster: process assigned');
   }
-  return { moved, rebalanced: rebalancing > 0 && moved > 0 ? rebalancing : 0 };
+  return moved;
 }
