@@ -82,8 +82,10 @@ export async function reconcile(
  * follows such an input through the other process's config, which must be here first.
  */
 function inAdoptionOrder(snapshot: ClusterSnapshot): [string, Versioned<Assignment>][] {
-  const linked = (id: string): boolean => linkedIds(snapshot.processes.get(id)?.value.config).length > 0;
-  return [...snapshot.assignments].sort(([a], [b]) => Number(linked(a)) - Number(linked(b)));
+  const all = [...snapshot.assignments];
+  const reads = ([id]: [string, unknown]): boolean =>
+    linkedIds(snapshot.processes.get(id)?.value.config).length > 0;
+  return [...all.filter((entry) => !reads(entry)), ...all.filter(reads)];
 }
 
 function recordOf(document: ProcessDocument): ProcessRecord | undefined {
