@@ -15,6 +15,7 @@ import { registerClusterApi } from './api-routes.js';
 import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
 import { reconcile } from './reconcile.js';
+import { NodeTenure } from './node-tenure.js';
 import { MachineLoad } from './resources.js';
 import { EtcdProbe, everyPeerLostEtcd } from './quorum-check.js';
 import { registerClusterRoutes, registerEtcdProbeRoute, type ClusterRouteSource } from './routes.js';
@@ -38,6 +39,9 @@ const ETCD_CALL_TIMEOUT_MS = 1000;
 const KILL_MARGIN_MS = 1000;
 /** The server stops its encoders itself this long before the watchdog would. */
 const STOP_AHEAD_MS = 1500;
+/** Rebalancing (rebalance.ts): at most this many moves at once, then a pause of this long. */
+const REBALANCE_MOVES = 2;
+const REBALANCE_PAUSE_MS = 2000;
 
 export interface ClusterDeps {
   config: Config;
@@ -75,6 +79,9 @@ export class Cluster {
   private connectedSince: number;
   /** Monotonic ms of the last renewal of the lease. */
   private renewedAt = 0;
+  /** Monotonic ms of this node's last rebalancing moves as the leader. */
+  private rebalancedAt = -Infinity;
+  private readonly tenure = new NodeTenure(this.monotonic);
 
   constructor(private readonly deps: ClusterDeps) {
     const { cluster } = deps.config;
@@ -138,8 +145,9 @@ export class Cluster {
       me: this.nodeId,
       selfAddress: () => this.address,
       snapshot: () => this.view.snapshot,
-      refresh: () => this.view.refresh(),
+      pictureAfter: (mark) => this.view.pictureAfter(mark),
       readsStarted: () => this.view.readsStarted,
+      references: this.deps.config.cluster.reference_placement,
       fetch: this.deps.fetch,
       logger: this.deps.logger,
     });
@@ -265,7 +273,14 @@ export class Cluster {
     else if (snapshot.leader === this.nodeId) {
       const ttlMs = this.deps.config.cluster.lease_ttl_sec * 1000;
       const mayMoveFromDead = this.monotonic() - this.connectedSince >= ttlMs;
-      await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger, mayMoveFromDead);
+      const paused = this.monotonic() - this.rebalancedAt < REBALANCE_PAUSE_MS;
+      const { rebalanced } = await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger, {
+        mayMoveFromDead,
+        references: this.deps.config.cluster.reference_placement,
+        rebalance: paused ? 0 : REBALANCE_MOVES,
+        receivers: this.tenure.steady(snapshot, ttlMs),
+      });
+      if (rebalanced > 0) this.rebalancedAt = this.monotonic();
     }
   }
 

@@ -2,8 +2,9 @@ import type { Logger } from 'pino';
 import { readProcessConfig, type ProcessRecord, type ProcessService } from '../process/index.js';
 import type { EtcdClient } from './etcd-client.js';
 import type { EtcdProcessStore } from './etcd-process-store.js';
-import { keys, type ProcessDocument } from './keys.js';
-import type { ClusterSnapshot } from './view.js';
+import { keys, type Assignment, type ProcessDocument } from './keys.js';
+import { linkedIds } from './process-links.js';
+import type { ClusterSnapshot, Versioned } from './view.js';
 
 /**
  * Makes this node run what etcd assigns it and nothing else (docs/cluster.md#moves-and-fencing): a process
@@ -45,7 +46,7 @@ export async function reconcile(
     store.forgotten(id);
     logger.info({ process: id, to: assignment?.node }, 'cluster: process left this node');
   }
-  for (const [id, { value: assignment, modRevision }] of snapshot.assignments) {
+  for (const [id, { value: assignment, modRevision }] of inAdoptionOrder(snapshot)) {
     if (assignment.after === me && !local.has(id)) {
       // This node let go of it (or never had it since its restart): the new node may start it.
       await etcd
@@ -74,6 +75,17 @@ export async function reconcile(
       logger.error({ err: error, process: id }, 'cluster: adopting a process failed');
     });
   }
+}
+
+/**
+ * The assignments, those of processes that read another process's output last: the encoder
+ * follows such an input through the other process's config, which must be here first.
+ */
+function inAdoptionOrder(snapshot: ClusterSnapshot): [string, Versioned<Assignment>][] {
+  const all = [...snapshot.assignments];
+  const reads = ([id]: [string, unknown]): boolean =>
+    linkedIds(snapshot.processes.get(id)?.value.config).length > 0;
+  return [...all.filter((entry) => !reads(entry)), ...all.filter(reads)];
 }
 
 function recordOf(document: ProcessDocument): ProcessRecord | undefined {

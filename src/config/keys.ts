@@ -35,6 +35,9 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
+/** Values of `cluster.reference_placement` (docs/cluster.md#placement). */
+export const REFERENCE_PLACEMENTS = ['load', 'spread', 'together'] as const;
+
 // Why the config API may not change a key (`fileOnly`): what it names would give an API token the
 // machine once the server restarts (docs/security.md, "What the config API cannot do").
 const RUNS_PROGRAM = 'it names the program the server runs for every process';
@@ -658,6 +661,10 @@ export const DECLARED_KEYS = {
     env: 'CORE_CLUSTER_LEASE_TTL_SEC',
     range: { min: 2, max: 60, why: 'the time a dead node keeps its processes' },
     doc: "seconds a node's registration outlives its last renewal; its processes move after it",
+  }),
+  'cluster.reference_placement': oneOf(REFERENCE_PLACEMENTS, 'load', {
+    env: 'CORE_CLUSTER_REFERENCE_PLACEMENT',
+    doc: 'processes with the same `reference`: `load` placed by load alone, `spread` on different nodes, `together` on one node, where there is room',
   }),
   // Sections of the v16 layout that streamcore does not implement at all.
   update_check: v16Only('bool', false),
