@@ -109,7 +109,27 @@ describe('reload: the keys the UI switches take effect at once; the encoder keep
 
   it('storage.memory.auth.enable: anonymous writes are refused at once, the running encoder keeps writing', async () => {
     assert.equal((await memfsPut('/anonymous.txt')).status, 201);
-    await saveAndRestart({ storage: { memory: { auth: { enable: true } } } });
+    // A started process whose memfs name no credential could cover holds the switch back, whole.
+    const unscoped = lavfiProcess('unscoped', {
+      output: [{ id: 'out', address: '{memfs}/%03d.ts', options: ['-f', 'null'] }],
+      autostart: true,
+    });
+    assert.equal((await api('POST', '/process', unscoped)).status, 200);
+    assert.equal(
+      (await api('PUT', '/config', { version: 3, storage: { memory: { auth: { enable: true } } } })).status,
+      200,
+    );
+    const refused = await api<{ message: string; details: string[] }>('GET', '/config/reload');
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.message, 'Config not applied');
+    assert.match(
+      refused.body.details.join('\n'),
+      /^storage\.memory\.auth\.enable: process "unscoped" output\[0\]\.address: memfs path "\/%03d\.ts" has no fixed start/,
+    );
+    assert.equal((await memfsPut('/anonymous.txt')).status, 204);
+    assert.equal((await api('DELETE', '/process/unscoped')).status, 200);
+
+    assert.equal((await api('GET', '/config/reload')).status, 200);
     assert.equal((await memfsPut('/anonymous.txt')).status, 401);
     assert.equal((await memfsPut('/publisher.txt', PUBLISHER)).status, 201);
     // Its run's own credential, issued at its start while writes needed none, is asked for now.
