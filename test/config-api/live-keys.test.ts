@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as connectTls } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { rawRequest } from '../storage/raw-request.js';
+import { selfSigned } from '../helpers/pebble.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { isAlive, lavfiProcess, waitFor } from '../process/support.js';
 
@@ -18,6 +22,7 @@ const PUBLISHER = { username: 'publisher', password: 'live-keys-memfs-1' };
 describe('reload: the keys the UI switches take effect at once; the encoder keeps running', () => {
   let server: TestServer;
   let pid: number;
+  let certDir: string;
   /** An access token while authentication is on. */
   let token: string | undefined;
 
@@ -62,10 +67,13 @@ describe('reload: the keys the UI switches take effect at once; the encoder keep
   };
 
   before(async () => {
+    certDir = await mkdtemp(join(tmpdir(), 'streamcore-live-keys-'));
+    const certificate = selfSigned(certDir, 'own', 'DNS:localhost,IP:127.0.0.1');
     server = await startServer({
       config: {
-        // No host: the listener binds every interface while authentication is on, loopback while off.
+        // No host: the listeners bind every interface while authentication is on, loopback while off.
         address: ':0',
+        tls: { enable: true, address: ':0', cert_file: certificate.cert, key_file: certificate.key },
         api: { auth: { enable: false, ...ADMIN } },
         storage: { memory: { auth: { enable: false, ...PUBLISHER } } },
         sessions: { enable: false },
@@ -93,7 +101,10 @@ describe('reload: the keys the UI switches take effect at once; the encoder keep
     );
     pid = await encoderPid();
   });
-  after(() => server.close());
+  after(async () => {
+    await server.close();
+    await rm(certDir, { recursive: true, force: true });
+  });
 
   const memfsPut = (path: string, credentials?: { username: string; password: string }): Promise<Response> =>
     fetch(`${server.url}/memfs${path}`, {
@@ -189,16 +200,20 @@ describe('reload: the keys the UI switches take effect at once; the encoder keep
     await encoderKeepsWriting();
   });
 
-  it('api.auth.enable off: open to this machine only, also on a connection from the network accepted before', async (t) => {
+  it('api.auth.enable off: open to this machine only, also on connections from the network accepted before', async (t) => {
     const peer = networkAddress();
     const port = Number(new URL(server.url).port);
-    let held: HeldConnection | undefined;
-    if (peer === undefined) t.diagnostic('no IPv4 address beyond loopback: the network client is left out');
+    const httpsPort = (): number => Number(new URL(server.app.tls.url ?? '').port);
+    const tlsPortBefore = httpsPort();
+    const held: HeldConnection[] = [];
+    if (peer === undefined) t.diagnostic('no IPv4 address beyond loopback: the network clients are left out');
     else {
-      held = await HeldConnection.open(peer, port);
-      assert.equal((await held.request('/api/v3/process')).status, 401);
-      // A request begun before the reload (its head not complete yet) keeps its connection open.
-      held.write('GET /api/v3/process HTTP/1.1\r\nHost: localhost\r\n');
+      held.push(await HeldConnection.open(peer, port), await HeldConnection.open(peer, tlsPortBefore, 'tls'));
+      for (const connection of held) {
+        assert.equal((await connection.request('/api/v3/process')).status, 401);
+        // A request begun before the reload (its head not complete yet) keeps its connection open.
+        connection.write('GET /api/v3/process HTTP/1.1\r\nHost: localhost\r\n');
+      }
     }
     await saveAndRestart({ api: { auth: { enable: false } } });
     token = undefined;
@@ -211,14 +226,17 @@ describe('reload: the keys the UI switches take effect at once; the encoder keep
       body: JSON.stringify(ADMIN),
     });
     assert.equal(login.status, 404);
-    if (peer !== undefined && held !== undefined) {
+    if (peer !== undefined) {
       await assert.rejects(HeldConnection.open(peer, port), /ECONNREFUSED/);
-      // Naming a loopback host, on a connection a start with these settings would never accept.
-      held.write('\r\n');
-      const sneaked = await held.receive();
-      assert.equal(sneaked.status, 403, sneaked.body);
-      assert.match(sneaked.body, /is not on this machine/);
-      held.close();
+      await assert.rejects(HeldConnection.open(peer, httpsPort(), 'tls'), /ECONNREFUSED/);
+      for (const connection of held) {
+        // Naming a loopback host, on a connection a start with these settings would never accept.
+        connection.write('\r\n');
+        const sneaked = await connection.receive();
+        assert.equal(sneaked.status, 403, sneaked.body);
+        assert.match(sneaked.body, /is not on this machine/);
+        connection.close();
+      }
     }
     await encoderKeepsWriting();
   });
@@ -248,10 +266,13 @@ class HeldConnection {
     });
   }
 
-  static open(address: string, port: number): Promise<HeldConnection> {
+  static open(address: string, port: number, secure?: 'tls'): Promise<HeldConnection> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: address, port, localAddress: address });
-      socket.once('connect', () => resolve(new HeldConnection(socket)));
+      const options = { host: address, port, localAddress: address };
+      const socket =
+        secure === 'tls'
+          ? connectTls({ ...options, rejectUnauthorized: false }, () => resolve(new HeldConnection(socket)))
+          : connect(options, () => resolve(new HeldConnection(socket)));
       socket.once('error', reject);
     });
   }
