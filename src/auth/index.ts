@@ -3,4 +3,3 @@ export type { Guard } from './guard.js';
 export { LoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 export { FailureDelay } from './failure-delay.js';
 export { AUTH_DOCS } from './contract.js';
-export { credentialsReloadStep } from './credentials-reload.js';

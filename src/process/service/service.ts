@@ -12,6 +12,7 @@ import {
 import type { Filesystem } from '../../storage/filesystem.js';
 import type { MemfsWriteGrants } from '../../storage/index.js';
 import {
+  memfsPathProblems,
   memfsUrl,
   resolveConfig,
   validateProcessConfig,
@@ -243,6 +244,22 @@ export class ProcessService {
     this.refreshMask();
     for (const entry of this.table.all()) entry.resolved = resolveConfig(entry.config, this.values);
     this.traffic.rebuild(this.values.memfs);
+  }
+
+  /**
+   * Why memfs write authentication cannot be turned on while the processes run: each memfs path
+   * an output of a started process names that no credential of its run can cover (no fixed start,
+   * `{memfs}/%v.m3u8`), as `storage.memory.auth.enable: process "<id>" <problem>`. Every other run
+   * writes with the credential of its own it was given at its start (docs/storage.md).
+   */
+  memfsAuthProblems(): string[] {
+    return [...this.table.all()]
+      .filter((entry) => entry.supervisor.order === 'start')
+      .flatMap((entry) =>
+        memfsPathProblems(entry.resolved, this.values.memfs).map(
+          (problem) => `storage.memory.auth.enable: process ${JSON.stringify(entry.config.id)} ${problem}`,
+        ),
+      );
   }
 
   /** Masks the secrets as they stand in the running config, and every one held before. */
