@@ -84,7 +84,7 @@ export class Cluster {
       endpoints: cluster.etcd.endpoints,
       username: cluster.etcd.username,
       password: cluster.etcd.password,
-      fetch: deps.fetch,
+      tls: { caFile: cluster.etcd.ca_file, certFile: cluster.etcd.cert_file, keyFile: cluster.etcd.key_file },
       timeoutMs: ETCD_CALL_TIMEOUT_MS,
     });
     this.view = new ClusterView(this.etcd, monotonic);
@@ -194,6 +194,7 @@ export class Cluster {
     for (const timer of this.timers) clearInterval(timer);
     await this.detachAll();
     await this.session.leave();
+    this.etcd.close();
     this.fence.close();
   }
 
@@ -305,7 +306,8 @@ export class Cluster {
 
   private failed(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    if (this.lastError === '') this.deps.logger.warn({ err: error }, 'cluster: etcd cannot be reached');
+    if (this.lastError === '')
+      this.deps.logger.warn({ err: error }, `cluster: etcd cannot be reached: ${message}`);
     this.lastError = message;
   }
 

@@ -644,6 +644,21 @@ export const DECLARED_KEYS = {
     fileOnly: JOINS_CLUSTER,
     doc: 'password of the etcd user',
   }),
+  'cluster.etcd.ca_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_CA_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: "PEM of the CA that signed etcd's server certificates (https endpoints); '' = the system's CAs",
+  }),
+  'cluster.etcd.cert_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_CERT_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: "PEM client certificate shown to etcd (etcd's `--client-cert-auth`); needs `key_file`",
+  }),
+  'cluster.etcd.key_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_KEY_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: 'PEM private key of `cert_file`',
+  }),
   'cluster.node_id': string('', {
     env: 'CORE_CLUSTER_NODE_ID',
     fileOnly: JOINS_CLUSTER,

@@ -15,6 +15,7 @@ export async function startNode(
   id: string,
   endpoints: string[],
   ttlSeconds: number,
+  env: Record<string, string> = {},
 ): Promise<ClusterNode> {
   const home = join(dir, id);
   mkdirSync(join(home, 'config'), { recursive: true });
@@ -33,6 +34,7 @@ export async function startNode(
       CORE_CLUSTER_NODE_ID: id,
       CORE_CLUSTER_LEASE_TTL_SEC: String(ttlSeconds),
       CORE_LOG_LEVEL: 'info',
+      ...env,
     },
     home,
   );
