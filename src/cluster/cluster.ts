@@ -9,7 +9,7 @@ import { EtcdClient, EtcdUnavailable } from './etcd-client.js';
 import { EtcdProcessStore } from './etcd-process-store.js';
 import { Fence } from './fence.js';
 import { registerForwarding } from './forward.js';
-import { registerMediaRedirects } from './media.js';
+import { registerMediaFromPeers } from './media.js';
 import { registerProcessAliases } from './process-aliases.js';
 import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
@@ -128,8 +128,9 @@ export class Cluster {
 
   registerForwarding(server: FastifyInstance): void {
     registerEtcdProbeRoute(server, this.routeSource());
-    registerMediaRedirects(server, {
+    registerMediaFromPeers(server, {
       me: this.nodeId,
+      mode: this.deps.config.cluster.media,
       snapshot: () => this.view.snapshot,
       fetch: this.deps.fetch,
     });
