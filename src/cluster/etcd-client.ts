@@ -178,6 +178,11 @@ function readAnswer(response: EtcdAnswer): unknown {
   try {
     return JSON.parse(response.text);
   } catch {
+    // etcd 3.4's gateway cannot take the user from a certificate, and says so in plain text.
+    if (/CommonName of client/.test(response.text))
+      throw new Error(
+        'etcd has authentication on and refuses a client certificate with a CommonName through its JSON gateway: use one without CN (the user is cluster.etcd.username)',
+      );
     throw new Error(`HTTP ${response.status}, not etcd's JSON: ${response.text.slice(0, 100).trim()}`);
   }
 }

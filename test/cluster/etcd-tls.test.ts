@@ -113,6 +113,44 @@ describe('a cluster node on an etcd that speaks TLS and asks for client certific
     assert.equal(lines.length, 1, lines.join('\n'));
   });
 
+  // Last: with authentication on, a node without a user is refused.
+  it('joins with etcd authentication on, and says why not with a wrong password or a certificate with a CN', async () => {
+    etcd.enableAuth(ca.cert, client, 'streamcore', 'etcd-secret');
+    // etcd's JSON gateway refuses certificates with a CommonName while authentication is on.
+    const anonymous = signedBy(ca, dir, 'anonymous-client', '/O=streamcore');
+    const tls = {
+      CORE_CLUSTER_ETCD_CA_FILE: ca.cert,
+      CORE_CLUSTER_ETCD_CERT_FILE: anonymous.cert,
+      CORE_CLUSTER_ETCD_KEY_FILE: anonymous.key,
+    };
+    const user = { CORE_CLUSTER_ETCD_USERNAME: 'streamcore', CORE_CLUSTER_ETCD_PASSWORD: 'etcd-secret' };
+    const withCn = {
+      CORE_CLUSTER_ETCD_CA_FILE: ca.cert,
+      CORE_CLUSTER_ETCD_CERT_FILE: client.cert,
+      CORE_CLUSTER_ETCD_KEY_FILE: client.key,
+    };
+    const wrongPassword = { ...user, CORE_CLUSTER_ETCD_PASSWORD: 'not-the-password' };
+    const [node, wrong, named] = await Promise.all([
+      start('d', { ...tls, ...user }),
+      start('e', { ...tls, ...wrongPassword }),
+      start('f', { ...withCn, ...user }),
+    ]);
+    await until('node d registered', async () => {
+      const answer = await about(node);
+      return answer.status === 'online' && answer.nodes?.some((each) => each.id === 'd') ? answer : undefined;
+    });
+    const degraded = await until('node e degraded', async () => {
+      const answer = await about(wrong);
+      return answer.status === 'degraded' ? answer : undefined;
+    });
+    assert.match(degraded.degraded_error ?? '', /etcd login failed: .*password/);
+    const refused = await until('node f degraded', async () => {
+      const answer = await about(named);
+      return answer.status === 'degraded' ? answer : undefined;
+    });
+    assert.match(refused.degraded_error ?? '', /use one without CN \(the user is cluster\.etcd\.username\)/);
+  });
+
   it('does not start with a client certificate but no key, naming the keys', async () => {
     const run = startMain(
       {

@@ -11,7 +11,7 @@ export interface Pem {
 }
 
 /** A certificate for `name` signed by `ca` (openssl), usable by a server and a client. */
-export function signedBy(ca: Pem, dir: string, name: string): Pem {
+export function signedBy(ca: Pem, dir: string, name: string, subject = `/CN=${name}`): Pem {
   const cert = join(dir, `${name}.pem`);
   const key = join(dir, `${name}.key`);
   const csr = join(dir, `${name}.csr`);
@@ -24,7 +24,7 @@ export function signedBy(ca: Pem, dir: string, name: string): Pem {
     'openssl',
     ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'].concat([
       '-subj',
-      `/CN=${name}`,
+      subject,
       '-keyout',
       key,
       '-out',
@@ -106,6 +106,25 @@ export class TlsEtcd {
       });
       ask.end();
     });
+  }
+
+  /**
+   * Turns etcd's authentication on with a root user and `user`, who may read and write
+   * `/streamcore/` (what a node needs), through etcdctl with `client`'s certificate.
+   */
+  enableAuth(ca: string, client: Pem, user: string, password: string): void {
+    const etcdctl = (...args: string[]) =>
+      execFileSync(
+        '/usr/bin/etcdctl',
+        ['--endpoints', this.endpoint, '--cacert', ca, '--cert', client.cert, '--key', client.key, ...args],
+        { env: { ETCDCTL_API: '3', PATH: process.env.PATH ?? '' }, stdio: 'pipe' },
+      );
+    etcdctl('user', 'add', 'root', '--new-user-password', 'root-secret');
+    etcdctl('role', 'add', 'streamcore');
+    etcdctl('role', 'grant-permission', 'streamcore', '--prefix=true', 'readwrite', '/streamcore/');
+    etcdctl('user', 'add', user, '--new-user-password', password);
+    etcdctl('user', 'grant-role', user, 'streamcore');
+    etcdctl('auth', 'enable');
   }
 
   async stop(): Promise<void> {
