@@ -9,7 +9,7 @@ import { EtcdClient, EtcdUnavailable } from './etcd-client.js';
 import { EtcdProcessStore } from './etcd-process-store.js';
 import { Fence } from './fence.js';
 import { registerForwarding } from './forward.js';
-import { registerMediaRedirects } from './media.js';
+import { registerMediaFromPeers } from './media.js';
 import { registerProcessAliases } from './process-aliases.js';
 import { registerClusterApi } from './api-routes.js';
 import { keys } from './keys.js';
@@ -92,7 +92,7 @@ export class Cluster {
       endpoints: cluster.etcd.endpoints,
       username: cluster.etcd.username,
       password: cluster.etcd.password,
-      fetch: deps.fetch,
+      tls: { caFile: cluster.etcd.ca_file, certFile: cluster.etcd.cert_file, keyFile: cluster.etcd.key_file },
       timeoutMs: ETCD_CALL_TIMEOUT_MS,
     });
     this.view = new ClusterView(this.etcd, monotonic);
@@ -136,8 +136,9 @@ export class Cluster {
 
   registerForwarding(server: FastifyInstance): void {
     registerEtcdProbeRoute(server, this.routeSource());
-    registerMediaRedirects(server, {
+    registerMediaFromPeers(server, {
       me: this.nodeId,
+      mode: this.deps.config.cluster.media,
       snapshot: () => this.view.snapshot,
       fetch: this.deps.fetch,
     });
@@ -213,6 +214,7 @@ export class Cluster {
     for (const timer of this.timers) clearInterval(timer);
     await this.detachAll();
     await this.session.leave();
+    this.etcd.close();
     this.fence.close();
   }
 
@@ -331,7 +333,8 @@ export class Cluster {
 
   private failed(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    if (this.lastError === '') this.deps.logger.warn({ err: error }, 'cluster: etcd cannot be reached');
+    if (this.lastError === '')
+      this.deps.logger.warn({ err: error }, `cluster: etcd cannot be reached: ${message}`);
     this.lastError = message;
   }
 

@@ -31,6 +31,9 @@ import type { IntRange } from './int-range.js';
 /** Values of `log.level`: the reference's, and pino's `trace` and `fatal`. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/** Values of `cluster.media` (docs/cluster.md#media-from-any-node). */
+export const CLUSTER_MEDIA_MODES = ['redirect', 'proxy'] as const;
+
 /** Values of `ffmpeg.sandbox`. */
 export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -646,6 +649,27 @@ export const DECLARED_KEYS = {
     secret: true,
     fileOnly: JOINS_CLUSTER,
     doc: 'password of the etcd user',
+  }),
+  'cluster.etcd.ca_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_CA_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: "PEM of the CA that signed etcd's server certificates (https endpoints); '' = the system's CAs",
+  }),
+  'cluster.etcd.cert_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_CERT_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: "PEM client certificate shown to etcd (etcd's `--client-cert-auth`); needs `key_file`",
+  }),
+  'cluster.etcd.key_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_KEY_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: 'PEM private key of `cert_file`',
+  }),
+  'cluster.media': oneOf(CLUSTER_MEDIA_MODES, 'redirect', {
+    env: 'CORE_CLUSTER_MEDIA',
+    fileOnly:
+      'it decides whether the server requests files of the addresses etcd lists and serves their answers',
+    doc: 'a file another node has: `redirect` (307 to it) or `proxy` (fetched and passed on)',
   }),
   'cluster.node_id': string('', {
     env: 'CORE_CLUSTER_NODE_ID',
