@@ -1,9 +1,11 @@
 /** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning, ports. */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { readStartScript } from '../scripts/start-script.js';
 
 /** USER_HZ on Linux: the unit of the CPU times in /proc/<pid>/stat. */
 export const CLOCK_TICKS_PER_SEC = 100;
@@ -74,4 +76,15 @@ export function pingOnce(port: number): Promise<boolean> {
     req.on('timeout', () => req.destroy());
     req.end();
   });
+}
+
+/**
+ * Node's arguments to run the built server as `npm start` does (its flags, `dist/main.js`), for
+ * rounds beside the reference; throws when the build is missing.
+ */
+export function builtServerArgs(): string[] {
+  const script = readStartScript();
+  const entry = join(import.meta.dirname, '..', script.entry);
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
+  return [...script.flags, entry];
 }

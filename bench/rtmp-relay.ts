@@ -1,36 +1,49 @@
 /**
- * One RTMP publisher and PLAYERS RTMP players on loopback (issue 13): what the relay costs per
- * player, its memory, and whether players keep up, against a bare socket copy in the same run.
+ * One RTMP publisher and PLAYERS RTMP players on loopback (issues 13 and 31): what the relay costs
+ * per player, its memory, and whether players keep up, against a bare socket copy and against the
+ * reference server (datarhei Core v16.14.0, joy4's RTMP) in the same run.
  *
  * Method: a 640x360 30 fps clip with AAC is encoded once at a constant ~3 Mbit/s into FLV
  * (ffmpeg, before any measurement). The load generator (this process) sends its tags in real
- * time, looped with shifted timestamps, as chunks of 4096 bytes. Both servers run as child
+ * time, looped with shifted timestamps, as chunks of 4096 bytes. The servers run as child
  * processes, so their CPU time (utime+stime from /proc/<pid>/stat) and RSS (1-second samples)
- * are theirs alone. Two rounds:
+ * are theirs alone. Each round runs, one after the other:
  *   - baseline: bench/rtmp-copy-server.ts, which writes each byte the publisher sends to every
  *     player socket (no parsing, no bounds; players connect first and parse the chunk stream);
- *   - streamcore: `node --import tsx src/main.ts` with `rtmp.enable` (sessions counted, the
- *     ignore list emptied so all players are sessions); players are raw-socket RTMP clients
- *     (test/helpers/rtmp-client.ts) that `play` after the publisher went live.
- * After WARMUP_SEC, DURATION_SEC are measured. A player "fell behind" when the timestamp of the
- * last media message it received lagged the publisher's last sent one by more than 1 s at any
- * 1-second sample, or when its connection ended.
+ *     BASELINE=0 leaves it out;
+ *   - streamcore as users run it (`npm start`'s flags, dist/main.js: run `npm run build` first) with
+ *     `rtmp.enable` (sessions counted, the ignore list emptied so all players are sessions);
+ *   - the reference, when REFERENCE_CORE names its binary (built as docs/performance.md says), with
+ *     CORE_RTMP_ENABLE and an ignore list nobody matches; skipped without it.
+ * Players are raw-socket RTMP clients (test/helpers/rtmp-client.ts) that `play` live/bench a
+ * second after the publisher went live, 50 at a time. After WARMUP_SEC, DURATION_SEC are measured.
+ * A player "fell behind" when its lag (the publisher's newest sent timestamp minus the player's
+ * newest received one) grew by more than 1 s over its lag at the window's start at any 1-second
+ * sample, when it had received nothing by then, or when its connection ended. BENCH_ROUNDS
+ * rounds alternate the servers; the table has medians (behind and RSS max: the worst round).
  *
- * Run: node --import tsx bench/rtmp-relay.ts   (about 3 minutes; PLAYERS=100 DURATION_SEC=60)
+ * Run: npm run build && REFERENCE_CORE=/path/to/core node --import tsx bench/rtmp-relay.ts
+ *      knobs: PLAYERS=100, DURATION_SEC=60, WARMUP_SEC=5, BENCH_ROUNDS=1, BASELINE=1, BITRATE=3M
+ *      (about 70 s per server and round, plus the clip's encoding)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChunkReader } from '../src/ingest/rtmp/chunk-reader.js';
 import { encodeChunks } from '../src/ingest/rtmp/chunk-writer.js';
 import { RtmpTestClient } from '../test/helpers/rtmp-client.js';
+import { builtServerArgs, freePort, median } from './measure.js';
+import { REFERENCE_LABEL, referenceBinary, startReferenceCore, stopChild } from './reference-core.js';
 
 const PLAYERS = Number(process.env.PLAYERS ?? 100);
 const WARMUP_SEC = Number(process.env.WARMUP_SEC ?? 5);
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
 const BITRATE = process.env.BITRATE ?? '3M';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const BASELINE = process.env.BASELINE !== '0';
+const BEHIND_MS = 1000;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 const CHUNK_SIZE = 4096;
 
@@ -56,6 +69,7 @@ interface RoundResult {
   ingressMbit: number;
   egressMbit: number;
   behind: number;
+  worstLagGrowthMs: number;
 }
 
 async function encodeClip(file: string): Promise<void> {
@@ -113,15 +127,6 @@ function readFlv(bytes: Buffer): Tag[] {
     offset += 11 + size + 4;
   }
   return tags;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 async function procSample(pid: number): Promise<{ cpuTicks: number; rssBytes: number }> {
@@ -190,7 +195,10 @@ function rawPlayer(port: number): Promise<Player> {
 async function rtmpPlayer(port: number): Promise<Player> {
   const client = await RtmpTestClient.open(port);
   const status = await client.play('live', 'bench');
-  if (status !== 'NetStream.Play.Reset') throw new Error(`play answered ${status}`);
+  // streamcore answers Reset then Start, as nginx-rtmp does; the reference Start alone.
+  if (status !== 'NetStream.Play.Reset' && status !== 'NetStream.Play.Start') {
+    throw new Error(`play answered ${status}`);
+  }
   return {
     lastTimestamp: () => client.lastMediaTimestamp,
     bytes: () => client.mediaBytes,
@@ -199,6 +207,12 @@ async function rtmpPlayer(port: number): Promise<Player> {
   };
 }
 
+/**
+ * Samples every second for DURATION_SEC after WARMUP_SEC. A player's lag is the publisher's newest
+ * sent timestamp minus the player's newest received one; it is taken relative to the player's lag
+ * at the window's start, because the reference restarts each player's timestamps at zero (and
+ * starts it from its oldest cached keyframe) where streamcore keeps the publisher's.
+ */
 async function measure(
   name: string,
   pid: number,
@@ -207,6 +221,12 @@ async function measure(
 ): Promise<RoundResult> {
   await new Promise((resolve) => setTimeout(resolve, WARMUP_SEC * 1000));
   const behind = new Set<Player>();
+  const lagAtStart = new Map<Player, number>();
+  let worstLagGrowth = 0;
+  for (const player of players) {
+    if (player.lastTimestamp() < 0) behind.add(player);
+    lagAtStart.set(player, publisher.lastTimestamp() - player.lastTimestamp());
+  }
   const start = await procSample(pid);
   const sentStart = publisher.sent();
   const bytesStart = players.reduce((sum, player) => sum + player.bytes(), 0);
@@ -216,7 +236,9 @@ async function measure(
     rss.push((await procSample(pid)).rssBytes);
     const newest = publisher.lastTimestamp();
     for (const player of players) {
-      if (player.closed() || newest - player.lastTimestamp() > 1000) behind.add(player);
+      const growth = newest - player.lastTimestamp() - (lagAtStart.get(player) ?? 0);
+      worstLagGrowth = Math.max(worstLagGrowth, growth);
+      if (player.closed() || growth > BEHIND_MS) behind.add(player);
     }
   }
   const end = await procSample(pid);
@@ -232,6 +254,7 @@ async function measure(
     ingressMbit: ((publisher.sent() - sentStart) * 8) / DURATION_SEC / 1e6,
     egressMbit: (egress * 8) / DURATION_SEC / 1e6,
     behind: behind.size,
+    worstLagGrowthMs: worstLagGrowth,
   };
 }
 
@@ -300,30 +323,60 @@ async function streamcoreRound(tags: Tag[], dir: string): Promise<RoundResult> {
       sessions: { ip_ignorelist: [] },
     }),
   );
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'main.ts')],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
-    },
-  );
+  const child = spawn(process.execPath, builtServerArgs(), {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
+  });
   try {
     await waitForStart(rtmpPort);
-    const client = await RtmpTestClient.open(rtmpPort);
-    const status = await client.publish('live', 'bench');
-    if (status !== 'NetStream.Publish.Start') throw new Error(`publish answered ${status}`);
-    client.setChunkSize(CHUNK_SIZE);
-    const publisher = startPublisher(tags, (tag) => client.sendMedia(tag.typeId, tag.timestamp, tag.payload));
+    return await relayRound('streamcore RTMP relay', child, rtmpPort, tags);
+  } finally {
+    await stopChild(child);
+  }
+}
+
+async function referenceRound(binary: string, tags: Tag[], dir: string): Promise<RoundResult> {
+  const rtmpPort = await freePort();
+  const { child } = await startReferenceCore(binary, dir, {
+    CORE_RTMP_ENABLE: 'true',
+    CORE_RTMP_ADDRESS: `127.0.0.1:${rtmpPort}`,
+    CORE_LOG_LEVEL: 'warn',
+    // An ignore list nobody matches, so every player is a session, as in streamcore's round.
+    CORE_SESSIONS_IP_IGNORELIST: '192.0.2.1/32',
+  });
+  try {
+    await waitForStart(rtmpPort);
+    return await relayRound(REFERENCE_LABEL, child, rtmpPort, tags);
+  } finally {
+    await stopChild(child);
+  }
+}
+
+/** Publishes the clip to `live/bench`, lets PLAYERS play it, measures the server `child`. */
+async function relayRound(
+  name: string,
+  child: ChildProcess,
+  rtmpPort: number,
+  tags: Tag[],
+): Promise<RoundResult> {
+  const client = await RtmpTestClient.open(rtmpPort);
+  const status = await client.publish('live', 'bench');
+  if (status !== 'NetStream.Publish.Start') throw new Error(`publish answered ${status}`);
+  client.setChunkSize(CHUNK_SIZE);
+  const publisher = startPublisher(tags, (tag) => client.sendMedia(tag.typeId, tag.timestamp, tag.payload));
+  const players: Player[] = [];
+  try {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const players = await Promise.all(Array.from({ length: PLAYERS }, () => rtmpPlayer(rtmpPort)));
-    const result = await measure('streamcore RTMP relay', child.pid as number, players, publisher);
+    // A few at a time: a thousand handshakes at once overflow a listen backlog.
+    for (let i = 0; i < PLAYERS; i += 50) {
+      const batch = Math.min(50, PLAYERS - i);
+      players.push(...(await Promise.all(Array.from({ length: batch }, () => rtmpPlayer(rtmpPort)))));
+    }
+    return await measure(name, child.pid as number, players, publisher);
+  } finally {
     publisher.stop();
     client.close();
     for (const player of players) player.close();
-    return result;
-  } finally {
-    child.kill();
   }
 }
 
@@ -340,26 +393,42 @@ async function waitForStart(port: number): Promise<void> {
     if (open) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error('streamcore did not start');
+  throw new Error(`nothing listens on ${port}`);
 }
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'streamcore-bench-rtmp-'));
+  const reference = referenceBinary();
   try {
     const clip = join(dir, 'clip.flv');
     await encodeClip(clip);
     const tags = readFlv(await readFile(clip));
-    const results = [await baselineRound(tags), await streamcoreRound(tags, dir)];
+    const rounds = new Map<string, RoundResult[]>();
+    const record = (result: RoundResult): void => {
+      rounds.set(result.name, [...(rounds.get(result.name) ?? []), result]);
+      process.stderr.write(
+        `  ${result.name}: ${result.cpuPercent.toFixed(1)} % CPU, ${result.rssMedianMiB.toFixed(0)} MiB, ${result.behind} behind\n`,
+      );
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      if (BASELINE) record(await baselineRound(tags));
+      record(await streamcoreRound(tags, await mkdtemp(join(dir, 'streamcore-'))));
+      if (reference !== undefined)
+        record(await referenceRound(reference, tags, await mkdtemp(join(dir, 'ref-'))));
+    }
+    const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
     console.log(
-      `\n${PLAYERS} players, ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up, ${BITRATE}bit/s video + 128k audio\n`,
+      `\n${PLAYERS} players, ${ROUNDS} round(s) of ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up (medians), ${BITRATE}bit/s video + 128k audio; load average at the end ${load}`,
     );
+    if (reference === undefined) console.log('(no REFERENCE_CORE: the reference round was skipped)');
     console.log(
-      '| round | server CPU (% of a core) | CPU per player (% of a core) | RSS median / max (MiB) | ingress (Mbit/s) | egress (Mbit/s) | players behind |',
+      `| round | server CPU (% of a core) | CPU per player (% of a core) | RSS median / max (MiB) | ingress (Mbit/s) | egress (Mbit/s) | players behind > ${BEHIND_MS} ms (worst lag growth, ms) |`,
     );
     console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-    for (const r of results) {
+    for (const [name, results] of rounds) {
+      const m = (pick: (r: RoundResult) => number): number => median(results.map(pick));
       console.log(
-        `| ${r.name} | ${r.cpuPercent.toFixed(1)} | ${r.cpuPerPlayer.toFixed(3)} | ${r.rssMedianMiB.toFixed(0)} / ${r.rssMaxMiB.toFixed(0)} | ${r.ingressMbit.toFixed(2)} | ${r.egressMbit.toFixed(1)} | ${r.behind} |`,
+        `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerPlayer).toFixed(3)} | ${m((r) => r.rssMedianMiB).toFixed(0)} / ${Math.max(...results.map((r) => r.rssMaxMiB)).toFixed(0)} | ${m((r) => r.ingressMbit).toFixed(2)} | ${m((r) => r.egressMbit).toFixed(1)} | ${Math.max(...results.map((r) => r.behind))} (${Math.max(...results.map((r) => r.worstLagGrowthMs)).toFixed(0)}) |`,
       );
     }
   } finally {
