@@ -17,24 +17,30 @@
  *
  * Run: node --import tsx bench/hls-viewers.ts   (takes about 3 minutes)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { playHls, type PlayerReport } from '../test/session/hls-player.js';
+import { spawnBuiltServer, freePort, median } from './measure.js';
+import { REFERENCE_LABEL, referenceBinary, startReferenceCore } from './reference-core.js';
 
 const VIEWERS = Number(process.env.VIEWERS ?? 200);
 const JOIN_SEC = 5;
 const WARMUP_SEC = 10;
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const BASELINE = process.env.BASELINE !== '0';
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 export interface RoundResult {
   name: string;
   cpuPercent: number;
+  cpuPerViewer: number;
+  /** Before the stream starts: the server's own floor. */
+  rssIdleMiB: number;
   rssMedianMiB: number;
   rssMaxMiB: number;
   egressMbit: number;
@@ -42,39 +48,26 @@ export interface RoundResult {
   segments: number;
   stalls: number;
   stalledViewers: number;
+  /** Viewers that stalled or had an error: "behind" in the comparison with the reference. */
+  behindViewers: number;
   errors: number;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+/** A server under test, started in `dir`: its process and its HTTP base URL. */
+export type StartServer = (dir: string) => Promise<{ child: ChildProcess; url: string }>;
 
-async function startServer(
+async function startStreamcore(
   dir: string,
   config: Record<string, unknown>,
 ): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const configFile = join(dir, 'config.json');
   const { storage, ...rest } = config;
-  await writeFile(
-    configFile,
-    JSON.stringify({
-      address: `127.0.0.1:${port}`,
-      db: { dir: join(dir, 'db') },
-      storage: { disk: { dir: join(dir, 'data') }, ...(storage as object | undefined) },
-      metrics: { enable: true, interval_sec: 2 },
-      sessions: { enable: true, ip_ignorelist: [], session_timeout_sec: 30 },
-      ...rest,
-    }),
-  );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const child = await spawnBuiltServer(dir, {
+    address: `127.0.0.1:${port}`,
+    storage: { disk: { dir: join(dir, 'data') }, ...(storage as object | undefined) },
+    metrics: { enable: true, interval_sec: 2 },
+    sessions: { enable: true, ip_ignorelist: [], session_timeout_sec: 30 },
+    ...rest,
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
@@ -154,6 +147,10 @@ async function rssMiB(pid: number): Promise<number> {
 }
 
 async function serverTxBitrate(url: string): Promise<number | undefined> {
+  return serverTxBitrateOrThrow(url).catch(() => undefined);
+}
+
+async function serverTxBitrateOrThrow(url: string): Promise<number | undefined> {
   const response = await fetch(`${url}/api/v3/metrics`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -172,17 +169,24 @@ export interface WindowProbe {
 
 export async function runRound(
   name: string,
-  options: { config?: Record<string, unknown>; place?: StreamPlace; probe?: WindowProbe } = {},
+  options: {
+    config?: Record<string, unknown>;
+    place?: StreamPlace;
+    probe?: WindowProbe;
+    /** Another server than streamcore with `config` (the reference). */
+    start?: StartServer;
+  } = {},
 ): Promise<RoundResult> {
   const place = options.place ?? MEMFS;
   const dir = await mkdtemp(join(tmpdir(), 'streamcore-hls-bench-'));
-  const { child, url } = await startServer(dir, options.config ?? {});
+  const { child, url } = await (options.start ?? ((at) => startStreamcore(at, options.config ?? {})))(dir);
   const sessions = (options.config?.sessions as { enable?: boolean } | undefined)?.enable !== false;
   const pid = child.pid as number;
   const stop = new AbortController();
   // Every viewer waits on this one signal.
   setMaxListeners(VIEWERS * 2, stop.signal);
   try {
+    const idleRss = await rssMiB(pid);
     await startStream(url, place);
     const players: Promise<PlayerReport>[] = [];
     let received = 0;
@@ -215,6 +219,8 @@ export async function runRound(
     return {
       name,
       cpuPercent: (cpu / elapsedSec) * 100,
+      cpuPerViewer: ((cpu / elapsedSec) * 100) / VIEWERS,
+      rssIdleMiB: idleRss,
       rssMedianMiB: rss[Math.floor(rss.length / 2)] ?? 0,
       rssMaxMiB: rss[rss.length - 1] ?? 0,
       egressMbit: ((bytesAfter - bytesBefore) * 8) / elapsedSec / 1_000_000,
@@ -222,6 +228,7 @@ export async function runRound(
       segments: reports.reduce((sum, r) => sum + r.segments, 0),
       stalls: reports.reduce((sum, r) => sum + r.stalls, 0),
       stalledViewers: reports.filter((r) => r.stalls > 0).length,
+      behindViewers: reports.filter((r) => r.stalls > 0 || r.errors > 0).length,
       errors: reports.reduce((sum, r) => sum + r.errors, 0),
     };
   } finally {
@@ -236,22 +243,49 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+function startReference(binary: string): StartServer {
+  return (dir) =>
+    startReferenceCore(binary, dir, {
+      CORE_LOG_LEVEL: 'warn',
+      // As streamcore's round: metrics every 2 s, every viewer a session.
+      CORE_METRICS_ENABLE: 'true',
+      CORE_METRICS_INTERVAL_SEC: '2',
+      CORE_SESSIONS_IP_IGNORELIST: '192.0.2.1/32',
+    });
+}
+
 async function main(): Promise<void> {
-  const results: RoundResult[] = [];
-  results.push(
-    await runRound('baseline (sessions.enable=false)', { config: { sessions: { enable: false } } }),
-  );
-  results.push(await runRound('sessions (default)'));
-  const base = results[0] as RoundResult;
+  const reference = referenceBinary();
+  const rounds = new Map<string, RoundResult[]>();
+  const record = (result: RoundResult): void => {
+    rounds.set(result.name, [...(rounds.get(result.name) ?? []), result]);
+    process.stderr.write(
+      `  ${result.name}: ${result.cpuPercent.toFixed(1)} % CPU, ${result.rssMedianMiB.toFixed(0)} MiB, ${result.behindViewers} behind\n`,
+    );
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    if (BASELINE) {
+      record(await runRound('baseline (sessions.enable=false)', { config: { sessions: { enable: false } } }));
+    }
+    record(await runRound('streamcore, sessions (default)'));
+    if (reference !== undefined)
+      record(await runRound(REFERENCE_LABEL, { start: startReference(reference) }));
+  }
+  const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+  const base = rounds.get('streamcore, sessions (default)')![0]!;
   const lines = [
-    `${VIEWERS} viewers, ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up, one ~500 kbit/s stream`,
+    `${VIEWERS} viewers, ${ROUNDS} round(s) of ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up (medians), one ~500 kbit/s stream; load average at the end ${load}`,
+    ...(reference === undefined ? ['(no REFERENCE_CORE: the reference round was skipped)'] : []),
     '',
-    '| round | server CPU (% of a core) | RSS median / max (MiB) | egress (Mbit/s) | server session_txbitrate hls (Mbit/s) | segments | stalls (viewers) | errors | CPU vs baseline |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| round | server CPU (% of a core) | CPU per viewer (% of a core) | RSS idle → median / max (MiB) | egress (Mbit/s) | server session_txbitrate hls (Mbit/s) | segments | stalls (viewers) | errors | viewers behind | CPU vs streamcore |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
-  for (const r of results) {
+  for (const [name, results] of rounds) {
+    const m = (pick: (r: RoundResult) => number): number => median(results.map(pick));
+    const tx = results.map((r) => r.serverTxMbit).filter((value) => value !== undefined);
+    const worst = (pick: (r: RoundResult) => number): number => Math.max(...results.map(pick));
     lines.push(
-      `| ${r.name} | ${r.cpuPercent.toFixed(1)} | ${r.rssMedianMiB.toFixed(0)} / ${r.rssMaxMiB.toFixed(0)} | ${r.egressMbit.toFixed(1)} | ${r.serverTxMbit === undefined ? '–' : r.serverTxMbit.toFixed(1)} | ${r.segments} | ${r.stalls} (${r.stalledViewers}) | ${r.errors} | ${(r.cpuPercent / base.cpuPercent).toFixed(2)}× |`,
+      `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerViewer).toFixed(4)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.egressMbit).toFixed(1)} | ${tx.length === 0 ? '–' : median(tx).toFixed(1)} | ${m((r) => r.segments)} | ${worst((r) => r.stalls)} (${worst((r) => r.stalledViewers)}) | ${worst((r) => r.errors)} | ${worst((r) => r.behindViewers)} | ${(m((r) => r.cpuPercent) / base.cpuPercent).toFixed(2)}× |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,6 +1,7 @@
 /** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning, ports. */
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -87,4 +88,26 @@ export function builtServerArgs(): string[] {
   const entry = join(import.meta.dirname, '..', script.entry);
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
   return [...script.flags, entry];
+}
+
+/**
+ * Starts the built server (`builtServerArgs`) with its config, db and data under `dir`: an API on
+ * a loopback port of its choosing unless `config` names one, log level warn; `config`'s top-level
+ * keys replace the defaults'.
+ */
+export async function spawnBuiltServer(dir: string, config: Record<string, unknown>): Promise<ChildProcess> {
+  const configFile = join(dir, 'config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      address: '127.0.0.1:0',
+      db: { dir: join(dir, 'db') },
+      storage: { disk: { dir: join(dir, 'data') } },
+      ...config,
+    }),
+  );
+  return spawn(process.execPath, builtServerArgs(), {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
+  });
 }

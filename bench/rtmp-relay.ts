@@ -27,14 +27,15 @@
  *      (about 70 s per server and round, plus the clip's encoding)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChunkReader } from '../src/ingest/rtmp/chunk-reader.js';
 import { encodeChunks } from '../src/ingest/rtmp/chunk-writer.js';
 import { RtmpTestClient } from '../test/helpers/rtmp-client.js';
-import { builtServerArgs, freePort, median } from './measure.js';
+import { spawnBuiltServer, freePort } from './measure.js';
+import { BEHIND_MS, RelayRounds, type RelayRound } from './relay-report.js';
 import { REFERENCE_LABEL, referenceBinary, startReferenceCore, stopChild } from './reference-core.js';
 
 const PLAYERS = Number(process.env.PLAYERS ?? 100);
@@ -43,7 +44,6 @@ const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
 const BITRATE = process.env.BITRATE ?? '3M';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const BASELINE = process.env.BASELINE !== '0';
-const BEHIND_MS = 1000;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 const CHUNK_SIZE = 4096;
 
@@ -58,18 +58,6 @@ interface Player {
   bytes(): number;
   closed(): boolean;
   close(): void;
-}
-
-interface RoundResult {
-  name: string;
-  cpuPercent: number;
-  cpuPerPlayer: number;
-  rssMedianMiB: number;
-  rssMaxMiB: number;
-  ingressMbit: number;
-  egressMbit: number;
-  behind: number;
-  worstLagGrowthMs: number;
 }
 
 async function encodeClip(file: string): Promise<void> {
@@ -218,7 +206,7 @@ async function measure(
   pid: number,
   players: Player[],
   publisher: { lastTimestamp: () => number; sent: () => number },
-): Promise<RoundResult> {
+): Promise<RelayRound> {
   await new Promise((resolve) => setTimeout(resolve, WARMUP_SEC * 1000));
   const behind = new Set<Player>();
   const lagAtStart = new Map<Player, number>();
@@ -255,6 +243,7 @@ async function measure(
     egressMbit: (egress * 8) / DURATION_SEC / 1e6,
     behind: behind.size,
     worstLagGrowthMs: worstLagGrowth,
+    rssIdleMiB: Number.NaN,
   };
 }
 
@@ -274,7 +263,7 @@ async function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string
   });
 }
 
-async function baselineRound(tags: Tag[]): Promise<RoundResult> {
+async function baselineRound(tags: Tag[]): Promise<RelayRound> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', join(import.meta.dirname, 'rtmp-copy-server.ts')],
@@ -284,6 +273,7 @@ async function baselineRound(tags: Tag[]): Promise<RoundResult> {
   );
   try {
     const port = Number(await waitForLine(child, /^(\d+)\n/));
+    const idle = await procSample(child.pid as number);
     const players = await Promise.all(Array.from({ length: PLAYERS }, () => rawPlayer(port)));
     // Players are registered by their first byte; give the server a moment to read every one.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -300,7 +290,10 @@ async function baselineRound(tags: Tag[]): Promise<RoundResult> {
     const publisher = startPublisher(tags, (tag) =>
       socket.write(encodeChunks({ ...tag, streamId: 1 }, tag.typeId === 9 ? 6 : 4, CHUNK_SIZE)),
     );
-    const result = await measure('baseline: bare socket copy', child.pid as number, players, publisher);
+    const result = {
+      ...(await measure('baseline: bare socket copy', child.pid as number, players, publisher)),
+      rssIdleMiB: idle.rssBytes / 1048576,
+    };
     publisher.stop();
     socket.destroy();
     for (const player of players) player.close();
@@ -310,22 +303,11 @@ async function baselineRound(tags: Tag[]): Promise<RoundResult> {
   }
 }
 
-async function streamcoreRound(tags: Tag[], dir: string): Promise<RoundResult> {
+async function streamcoreRound(tags: Tag[], dir: string): Promise<RelayRound> {
   const rtmpPort = await freePort();
-  const configFile = join(dir, 'config.json');
-  await writeFile(
-    configFile,
-    JSON.stringify({
-      address: '127.0.0.1:0',
-      db: { dir: join(dir, 'db') },
-      storage: { disk: { dir: dir } },
-      rtmp: { enable: true, address: `127.0.0.1:${rtmpPort}` },
-      sessions: { ip_ignorelist: [] },
-    }),
-  );
-  const child = spawn(process.execPath, builtServerArgs(), {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
+  const child = await spawnBuiltServer(dir, {
+    rtmp: { enable: true, address: `127.0.0.1:${rtmpPort}` },
+    sessions: { ip_ignorelist: [] },
   });
   try {
     await waitForStart(rtmpPort);
@@ -335,7 +317,7 @@ async function streamcoreRound(tags: Tag[], dir: string): Promise<RoundResult> {
   }
 }
 
-async function referenceRound(binary: string, tags: Tag[], dir: string): Promise<RoundResult> {
+async function referenceRound(binary: string, tags: Tag[], dir: string): Promise<RelayRound> {
   const rtmpPort = await freePort();
   const { child } = await startReferenceCore(binary, dir, {
     CORE_RTMP_ENABLE: 'true',
@@ -358,7 +340,8 @@ async function relayRound(
   child: ChildProcess,
   rtmpPort: number,
   tags: Tag[],
-): Promise<RoundResult> {
+): Promise<RelayRound> {
+  const idle = await procSample(child.pid as number);
   const client = await RtmpTestClient.open(rtmpPort);
   const status = await client.publish('live', 'bench');
   if (status !== 'NetStream.Publish.Start') throw new Error(`publish answered ${status}`);
@@ -372,7 +355,10 @@ async function relayRound(
       const batch = Math.min(50, PLAYERS - i);
       players.push(...(await Promise.all(Array.from({ length: batch }, () => rtmpPlayer(rtmpPort)))));
     }
-    return await measure(name, child.pid as number, players, publisher);
+    return {
+      ...(await measure(name, child.pid as number, players, publisher)),
+      rssIdleMiB: idle.rssBytes / 1048576,
+    };
   } finally {
     publisher.stop();
     client.close();
@@ -403,34 +389,17 @@ async function main(): Promise<void> {
     const clip = join(dir, 'clip.flv');
     await encodeClip(clip);
     const tags = readFlv(await readFile(clip));
-    const rounds = new Map<string, RoundResult[]>();
-    const record = (result: RoundResult): void => {
-      rounds.set(result.name, [...(rounds.get(result.name) ?? []), result]);
-      process.stderr.write(
-        `  ${result.name}: ${result.cpuPercent.toFixed(1)} % CPU, ${result.rssMedianMiB.toFixed(0)} MiB, ${result.behind} behind\n`,
-      );
-    };
+    const rounds = new RelayRounds();
     for (let round = 0; round < ROUNDS; round++) {
-      if (BASELINE) record(await baselineRound(tags));
-      record(await streamcoreRound(tags, await mkdtemp(join(dir, 'streamcore-'))));
+      if (BASELINE) rounds.record(await baselineRound(tags));
+      rounds.record(await streamcoreRound(tags, await mkdtemp(join(dir, 'streamcore-'))));
       if (reference !== undefined)
-        record(await referenceRound(reference, tags, await mkdtemp(join(dir, 'ref-'))));
+        rounds.record(await referenceRound(reference, tags, await mkdtemp(join(dir, 'ref-'))));
     }
-    const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-    console.log(
-      `\n${PLAYERS} players, ${ROUNDS} round(s) of ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up (medians), ${BITRATE}bit/s video + 128k audio; load average at the end ${load}`,
+    await rounds.print(
+      `${PLAYERS} players, ${ROUNDS} round(s) of ${DURATION_SEC} s after ${WARMUP_SEC} s warm-up (medians), ${BITRATE}bit/s video + 128k audio`,
+      reference === undefined,
     );
-    if (reference === undefined) console.log('(no REFERENCE_CORE: the reference round was skipped)');
-    console.log(
-      `| round | server CPU (% of a core) | CPU per player (% of a core) | RSS median / max (MiB) | ingress (Mbit/s) | egress (Mbit/s) | players behind > ${BEHIND_MS} ms (worst lag growth, ms) |`,
-    );
-    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-    for (const [name, results] of rounds) {
-      const m = (pick: (r: RoundResult) => number): number => median(results.map(pick));
-      console.log(
-        `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerPlayer).toFixed(3)} | ${m((r) => r.rssMedianMiB).toFixed(0)} / ${Math.max(...results.map((r) => r.rssMaxMiB)).toFixed(0)} | ${m((r) => r.ingressMbit).toFixed(2)} | ${m((r) => r.egressMbit).toFixed(1)} | ${Math.max(...results.map((r) => r.behind))} (${Math.max(...results.map((r) => r.worstLagGrowthMs)).toFixed(0)}) |`,
-      );
-    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
