@@ -1,21 +1,33 @@
 /**
- * 200 simulated HLS viewers on one stream (docs/storage.md#the-contract, docs/sessions.md#the-contract): what the server costs and whether anyone
- * stalls.
+ * VIEWERS simulated HLS viewers on one stream (docs/storage.md#the-contract,
+ * docs/sessions.md#the-contract): what the server costs and whether anyone stalls, against the
+ * same server without session accounting and against the reference (issue 31) in the same run.
  *
- * Method: the server runs as a child process (`node --import tsx src/main.ts`) so its CPU time and
- * RSS can be read from /proc/<pid>; one ffmpeg process, created over the API, writes a 320x240
- * 25 fps HLS stream (2-second segments, ~500 kbit/s) into memfs with PUT. VIEWERS simulated
- * players (test/session/hls-player.ts: master hand-off, playlist reload every target/2, each new
- * segment once, keep-alive, a simulated buffer that counts stalls) join over JOIN_SEC from
- * distinct loopback addresses (127.0.1.x, so every viewer is a counted session) and watch for
- * DURATION_SEC after a WARMUP_SEC warm-up. Two rounds in the same run:
- *   - baseline: `sessions.enable=false` (no session accounting at all),
- *   - sessions: the default, every viewer an `hls` session, every request an `http` session.
- * Figures: server CPU (percent of one core, from utime+stime over the window), RSS (median and
- * max of 1-second samples), egress (viewer body bytes over the window) and the server's own
- * `session_txbitrate{collector="hls"}`, stalls and errors summed over viewers.
+ * Method: the server runs as a child process so its CPU time and RSS can be read from
+ * /proc/<pid>; one ffmpeg process, created over the API (`POST /api/v3/process`, the same body for
+ * both servers), writes a 320x240 25 fps HLS stream (2-second segments, ~500 kbit/s) into memfs
+ * with PUT. VIEWERS simulated players (test/session/hls-player.ts: master hand-off, playlist
+ * reload every target/2, each new segment once, keep-alive, a simulated buffer that counts
+ * stalls) join over JOIN_SEC from distinct loopback addresses (127.0.1.x, so every viewer is a
+ * counted session) and watch for DURATION_SEC after a WARMUP_SEC warm-up. Rounds, alternating:
+ *   - baseline: streamcore with `sessions.enable=false` (no session accounting at all);
+ *     BASELINE=0 leaves it out;
+ *   - streamcore with sessions, the default: every viewer an `hls` session, every request an
+ *     `http` session; metrics every 2 s;
+ *   - the reference, when REFERENCE_CORE names its binary (docs/performance.md): its memfs (basic
+ *     auth on, its default; ffmpeg gets the credentials through `{memfs}`) served by Go's HTTP
+ *     server, sessions on, metrics every 2 s, an ignore list nobody matches; skipped without it.
+ * streamcore runs as users run it (`npm start`'s flags, dist/main.js: run `npm run build` first;
+ * SERVER_NODE_FLAGS adds Node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * Figures: server CPU (percent of one core, from utime+stime over the window) and per viewer, RSS
+ * (before the stream starts, then median and max of 1-second samples), egress (viewer body bytes
+ * over the window) and the server's own `session_txbitrate{collector="hls"}`, stalls and errors
+ * summed over viewers. A viewer is "behind" when its simulated buffer ran dry (a stall) or a
+ * request failed. BENCH_ROUNDS rounds; medians (stalls, errors, RSS max: the worst round).
  *
- * Run: node --import tsx bench/hls-viewers.ts   (takes about 3 minutes)
+ * Run: npm run build && REFERENCE_CORE=/path/to/core node --import tsx bench/hls-viewers.ts
+ *      knobs: VIEWERS=200, DURATION_SEC=60, BENCH_ROUNDS=1, BASELINE=1
+ *      (about 80 s per server and round)
  */
 import { type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -272,7 +284,7 @@ async function main(): Promise<void> {
       record(await runRound(REFERENCE_LABEL, { start: startReference(reference) }));
   }
   const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-  const base = rounds.get('streamcore, sessions (default)')![0]!;
+  const base = median(rounds.get('streamcore, sessions (default)')!.map((r) => r.cpuPercent));
   const lines = [
     `${VIEWERS} viewers, ${ROUNDS} round(s) of ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up (medians), one ~500 kbit/s stream; load average at the end ${load}`,
     ...(reference === undefined ? ['(no REFERENCE_CORE: the reference round was skipped)'] : []),
@@ -285,7 +297,7 @@ async function main(): Promise<void> {
     const tx = results.map((r) => r.serverTxMbit).filter((value) => value !== undefined);
     const worst = (pick: (r: RoundResult) => number): number => Math.max(...results.map(pick));
     lines.push(
-      `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerViewer).toFixed(4)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.egressMbit).toFixed(1)} | ${tx.length === 0 ? '–' : median(tx).toFixed(1)} | ${m((r) => r.segments)} | ${worst((r) => r.stalls)} (${worst((r) => r.stalledViewers)}) | ${worst((r) => r.errors)} | ${worst((r) => r.behindViewers)} | ${(m((r) => r.cpuPercent) / base.cpuPercent).toFixed(2)}× |`,
+      `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerViewer).toFixed(4)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.egressMbit).toFixed(1)} | ${tx.length === 0 ? '–' : median(tx).toFixed(1)} | ${m((r) => r.segments)} | ${worst((r) => r.stalls)} (${worst((r) => r.stalledViewers)}) | ${worst((r) => r.errors)} | ${worst((r) => r.behindViewers)} | ${(m((r) => r.cpuPercent) / base).toFixed(2)}× |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -106,7 +106,9 @@ export async function spawnBuiltServer(dir: string, config: Record<string, unkno
       ...config,
     }),
   );
-  return spawn(process.execPath, builtServerArgs(), {
+  // SERVER_NODE_FLAGS adds Node flags to the server alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+  const extra = (process.env.SERVER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+  return spawn(process.execPath, [...extra, ...builtServerArgs()], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
   });

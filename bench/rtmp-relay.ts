@@ -22,6 +22,8 @@
  * sample, when it had received nothing by then, or when its connection ended. BENCH_ROUNDS
  * rounds alternate the servers; the table has medians (behind and RSS max: the worst round).
  *
+ * SERVER_NODE_FLAGS adds Node flags to streamcore (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ *
  * Run: npm run build && REFERENCE_CORE=/path/to/core node --import tsx bench/rtmp-relay.ts
  *      knobs: PLAYERS=100, DURATION_SEC=60, WARMUP_SEC=5, BENCH_ROUNDS=1, BASELINE=1, BITRATE=3M
  *      (about 70 s per server and round, plus the clip's encoding)

@@ -18,6 +18,8 @@
  * at any 1-second sample, when it had written nothing by then, or when it exited. BENCH_ROUNDS
  * rounds alternate the servers; medians (behind and RSS max: the worst round).
  *
+ * SERVER_NODE_FLAGS adds Node flags to streamcore (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ *
  * Run: npm run build && REFERENCE_CORE=/path/to/core node --import tsx bench/srt-relay.ts
  *      knobs: PUBLISHERS=10, PLAYERS=50, DURATION_SEC=60, WARMUP_SEC=10, BENCH_ROUNDS=1,
  *      BITRATE=1M (about 80 s per server and round; 60 ffmpeg processes share the machine)
