@@ -63,6 +63,8 @@ export interface RoundResult {
   /** Viewers that stalled or had an error: "behind" in the comparison with the reference. */
   behindViewers: number;
   errors: number;
+  /** This process's CPU over the window: near 100 % the viewers, not the server, set the pace. */
+  generatorCpuPercent: number;
 }
 
 /** A server under test, started in `dir`: its process and its HTTP base URL. */
@@ -213,6 +215,7 @@ export async function runRound(
     await sleep(WARMUP_SEC * 1000);
     const bytesBefore = received;
     const cpuBefore = await cpuSeconds(pid);
+    const generatorBefore = process.cpuUsage();
     options.probe?.start();
     const started = Date.now();
     const rss: number[] = [];
@@ -223,6 +226,7 @@ export async function runRound(
     const elapsedSec = (Date.now() - started) / 1000;
     options.probe?.stop(elapsedSec);
     const cpu = (await cpuSeconds(pid)) - cpuBefore;
+    const generator = process.cpuUsage(generatorBefore);
     const serverTx = sessions ? await serverTxBitrate(url) : undefined;
     const bytesAfter = received;
     stop.abort();
@@ -242,6 +246,7 @@ export async function runRound(
       stalledViewers: reports.filter((r) => r.stalls > 0).length,
       behindViewers: reports.filter((r) => r.stalls > 0 || r.errors > 0).length,
       errors: reports.reduce((sum, r) => sum + r.errors, 0),
+      generatorCpuPercent: (generator.user + generator.system) / 10_000 / elapsedSec,
     };
   } finally {
     stop.abort();
@@ -289,15 +294,15 @@ async function main(): Promise<void> {
     `${VIEWERS} viewers, ${ROUNDS} round(s) of ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up (medians), one ~500 kbit/s stream; load average at the end ${load}`,
     ...(reference === undefined ? ['(no REFERENCE_CORE: the reference round was skipped)'] : []),
     '',
-    '| round | server CPU (% of a core) | CPU per viewer (% of a core) | RSS idle → median / max (MiB) | egress (Mbit/s) | server session_txbitrate hls (Mbit/s) | segments | stalls (viewers) | errors | viewers behind | CPU vs streamcore |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| round | server CPU (% of a core) | CPU per viewer (% of a core) | RSS idle → median / max (MiB) | egress (Mbit/s) | server session_txbitrate hls (Mbit/s) | segments | stalls (viewers) | errors | viewers behind | CPU vs streamcore | load generator CPU (%) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [name, results] of rounds) {
     const m = (pick: (r: RoundResult) => number): number => median(results.map(pick));
     const tx = results.map((r) => r.serverTxMbit).filter((value) => value !== undefined);
     const worst = (pick: (r: RoundResult) => number): number => Math.max(...results.map(pick));
     lines.push(
-      `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerViewer).toFixed(4)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.egressMbit).toFixed(1)} | ${tx.length === 0 ? '–' : median(tx).toFixed(1)} | ${m((r) => r.segments)} | ${worst((r) => r.stalls)} (${worst((r) => r.stalledViewers)}) | ${worst((r) => r.errors)} | ${worst((r) => r.behindViewers)} | ${(m((r) => r.cpuPercent) / base).toFixed(2)}× |`,
+      `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerViewer).toFixed(4)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.egressMbit).toFixed(1)} | ${tx.length === 0 ? '–' : median(tx).toFixed(1)} | ${m((r) => r.segments)} | ${worst((r) => r.stalls)} (${worst((r) => r.stalledViewers)}) | ${worst((r) => r.errors)} | ${worst((r) => r.behindViewers)} | ${(m((r) => r.cpuPercent) / base).toFixed(2)}× | ${m((r) => r.generatorCpuPercent).toFixed(0)} |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);

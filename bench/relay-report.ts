@@ -17,6 +17,8 @@ export interface RelayRound {
   egressMbit: number;
   behind: number;
   worstLagGrowthMs: number;
+  /** This process's CPU over the window (RTMP: it parses every player's stream); near 100 % it sets the pace. */
+  generatorCpuPercent: number;
 }
 
 /** Rounds by server name, in the order they first ran; each recorded round is also logged. */
@@ -36,14 +38,14 @@ export class RelayRounds {
     console.log(`\n${heading}; load average at the end ${load}`);
     if (referenceSkipped) console.log('(no REFERENCE_CORE: the reference round was skipped)');
     console.log(
-      `| round | server CPU (% of a core) | CPU per player (% of a core) | RSS idle → median / max (MiB) | ingress (Mbit/s) | egress (Mbit/s) | players behind > ${BEHIND_MS} ms (worst lag growth, ms) |`,
+      `| round | server CPU (% of a core) | CPU per player (% of a core) | RSS idle → median / max (MiB) | ingress (Mbit/s) | egress (Mbit/s) | players behind > ${BEHIND_MS} ms (worst lag growth, ms) | load generator CPU (%) |`,
     );
-    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const [name, results] of this.rounds) {
       const m = (pick: (r: RelayRound) => number): number => median(results.map(pick));
       const worst = (pick: (r: RelayRound) => number): number => Math.max(...results.map(pick));
       console.log(
-        `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerPlayer).toFixed(3)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.ingressMbit).toFixed(2)} | ${m((r) => r.egressMbit).toFixed(1)} | ${worst((r) => r.behind)} (${worst((r) => r.worstLagGrowthMs).toFixed(0)}) |`,
+        `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerPlayer).toFixed(3)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.ingressMbit).toFixed(2)} | ${m((r) => r.egressMbit).toFixed(1)} | ${worst((r) => r.behind)} (${worst((r) => r.worstLagGrowthMs).toFixed(0)}) | ${m((r) => r.generatorCpuPercent).toFixed(0)} |`,
       );
     }
   }

@@ -218,6 +218,7 @@ async function measure(
     lagAtStart.set(player, publisher.lastTimestamp() - player.lastTimestamp());
   }
   const start = await procSample(pid);
+  const generatorStart = process.cpuUsage();
   const sentStart = publisher.sent();
   const bytesStart = players.reduce((sum, player) => sum + player.bytes(), 0);
   const rss: number[] = [];
@@ -232,6 +233,7 @@ async function measure(
     }
   }
   const end = await procSample(pid);
+  const generator = process.cpuUsage(generatorStart);
   const cpuPercent = ((end.cpuTicks - start.cpuTicks) / CLOCK_TICKS / DURATION_SEC) * 100;
   rss.sort((a, b) => a - b);
   const egress = players.reduce((sum, player) => sum + player.bytes(), 0) - bytesStart;
@@ -245,6 +247,7 @@ async function measure(
     egressMbit: (egress * 8) / DURATION_SEC / 1e6,
     behind: behind.size,
     worstLagGrowthMs: worstLagGrowth,
+    generatorCpuPercent: (generator.user + generator.system) / 10_000 / DURATION_SEC,
     rssIdleMiB: Number.NaN,
   };
 }

@@ -202,6 +202,7 @@ async function relayRound(
     }
     let worstLagGrowth = 0;
     const cpuStart = cpuTicks(server);
+    const generatorStart = process.cpuUsage();
     const ingressStart = publishers.reduce((sum, side) => sum + side.bytes(), 0);
     const egressStart = players.reduce((sum, { side }) => sum + side.bytes(), 0);
     const started = Date.now();
@@ -216,6 +217,7 @@ async function relayRound(
       }
     }
     const elapsedSec = (Date.now() - started) / 1000;
+    const generator = process.cpuUsage(generatorStart);
     const cpuPercent = ((cpuTicks(server) - cpuStart) / CLOCK_TICKS_PER_SEC / elapsedSec) * 100;
     const ingress = publishers.reduce((sum, side) => sum + side.bytes(), 0) - ingressStart;
     const egress = players.reduce((sum, { side }) => sum + side.bytes(), 0) - egressStart;
@@ -231,6 +233,8 @@ async function relayRound(
       egressMbit: (egress * 8) / elapsedSec / 1e6,
       behind: behind.size,
       worstLagGrowthMs: worstLagGrowth,
+      // The ffmpeg processes are the load here; this counts only their readers.
+      generatorCpuPercent: (generator.user + generator.system) / 10_000 / elapsedSec,
     };
   } finally {
     for (const side of [...players.map((player) => player.side), ...publishers]) side.child.kill('SIGKILL');
