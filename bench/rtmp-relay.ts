@@ -16,7 +16,9 @@
  *   - the reference, when REFERENCE_CORE names its binary (built as docs/performance.md says), with
  *     CORE_RTMP_ENABLE and an ignore list nobody matches; skipped without it.
  * Players are raw-socket RTMP clients (test/helpers/rtmp-client.ts) that `play` live/bench a
- * second after the publisher went live, 50 at a time. After WARMUP_SEC, DURATION_SEC are measured.
+ * second after the publisher went live, 25 at a time, spread over PLAYER_THREADS worker threads
+ * (bench/rtmp-players-worker.ts) so that parsing their streams does not delay the publisher's
+ * pacing in this thread; the load generator's CPU (all its threads) is printed beside each round. After WARMUP_SEC, DURATION_SEC are measured.
  * A player "fell behind" when its lag (the publisher's newest sent timestamp minus the player's
  * newest received one) grew by more than 1 s over its lag at the window's start at any 1-second
  * sample, when it had received nothing by then, or when its connection ended. BENCH_ROUNDS
@@ -25,17 +27,19 @@
  * SERVER_NODE_FLAGS adds Node flags to streamcore (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  *
  * Run: npm run build && REFERENCE_CORE=/path/to/core node --import tsx bench/rtmp-relay.ts
- *      knobs: PLAYERS=100, DURATION_SEC=60, WARMUP_SEC=5, BENCH_ROUNDS=1, BASELINE=1, BITRATE=3M
+ *      knobs: PLAYERS=100, DURATION_SEC=60, WARMUP_SEC=5, BENCH_ROUNDS=1, BASELINE=1, BITRATE=3M,
+ *      PLAYER_THREADS=min(4, CPUs)
  *      (about 70 s per server and round, plus the clip's encoding)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
+import { availableParallelism, tmpdir } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { ChunkReader } from '../src/ingest/rtmp/chunk-reader.js';
 import { encodeChunks } from '../src/ingest/rtmp/chunk-writer.js';
 import { RtmpTestClient } from '../test/helpers/rtmp-client.js';
+import type { PlayersWorkerData } from './rtmp-players-worker.js';
 import { spawnBuiltServer, freePort } from './measure.js';
 import { BEHIND_MS, RelayRounds, type RelayRound } from './relay-report.js';
 import { REFERENCE_LABEL, referenceBinary, startReferenceCore, stopChild } from './reference-core.js';
@@ -45,6 +49,10 @@ const WARMUP_SEC = Number(process.env.WARMUP_SEC ?? 5);
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
 const BITRATE = process.env.BITRATE ?? '3M';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+/** Node's own loader does not read TypeScript: each thread registers tsx, then loads the worker. */
+const WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./rtmp-players-worker.ts', import.meta.url).href)}); })`;
+const PLAYER_THREADS = Number(process.env.PLAYER_THREADS ?? Math.min(4, availableParallelism()));
 const BASELINE = process.env.BASELINE !== '0';
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 const CHUNK_SIZE = 4096;
@@ -59,7 +67,6 @@ interface Player {
   lastTimestamp(): number;
   bytes(): number;
   closed(): boolean;
-  close(): void;
 }
 
 async function encodeClip(file: string): Promise<void> {
@@ -159,42 +166,52 @@ function startPublisher(
   return { lastTimestamp: () => last, sent: () => bytes, stop: () => (stopped = true) };
 }
 
-function rawPlayer(port: number): Promise<Player> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect({ host: '127.0.0.1', port }, () => {
-      socket.write('S');
-      resolve({
-        lastTimestamp: () => last,
-        bytes: () => bytes,
-        closed: () => socket.destroyed,
-        close: () => socket.destroy(),
+/**
+ * PLAYERS players in PLAYER_THREADS worker threads (bench/rtmp-players-worker.ts), connected and
+ * (for `rtmp`) playing when this resolves; `stop` closes them all.
+ */
+async function startPlayers(
+  kind: PlayersWorkerData['kind'],
+  port: number,
+): Promise<{ players: Player[]; stop: () => Promise<void> }> {
+  const threads = Math.max(1, Math.min(PLAYER_THREADS, PLAYERS));
+  const workers: Worker[] = [];
+  const players: Player[] = [];
+  for (let thread = 0; thread < threads; thread++) {
+    const count = Math.floor(PLAYERS / threads) + (thread < PLAYERS % threads ? 1 : 0);
+    const state = new SharedArrayBuffer(count * 3 * Float64Array.BYTES_PER_ELEMENT);
+    const slots = new Float64Array(state);
+    slots.fill(-1);
+    const data: PlayersWorkerData = { kind, port, count, state };
+    workers.push(new Worker(WORKER_BOOT, { eval: true, workerData: data }));
+    for (let index = 0; index < count; index++) {
+      players.push({
+        lastTimestamp: () => slots[index * 3] as number,
+        bytes: () => Math.max(0, slots[index * 3 + 1] as number),
+        closed: () => slots[index * 3 + 2] === 1,
       });
-    });
-    let last = -1;
-    let bytes = 0;
-    const reader = new ChunkReader({ maxMessageBytes: 32 << 20, maxChunkStreams: 64 }, (message) => {
-      if (message.typeId !== 8 && message.typeId !== 9) return;
-      last = message.timestamp;
-      bytes += message.payload.length;
-    });
-    socket.on('data', (data: Buffer) => reader.push(data));
-    socket.on('error', () => undefined);
-  });
-}
-
-async function rtmpPlayer(port: number): Promise<Player> {
-  const client = await RtmpTestClient.open(port);
-  const status = await client.play('live', 'bench');
-  // streamcore answers Reset then Start, as nginx-rtmp does; the reference Start alone.
-  if (status !== 'NetStream.Play.Reset' && status !== 'NetStream.Play.Start') {
-    throw new Error(`play answered ${status}`);
+    }
   }
-  return {
-    lastTimestamp: () => client.lastMediaTimestamp,
-    bytes: () => client.mediaBytes,
-    closed: () => client.socket.destroyed,
-    close: () => client.close(),
+  await Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<void>((resolve, reject) => {
+          worker.once('message', () => resolve());
+          worker.once('error', reject);
+          worker.once('exit', (code) => reject(new Error(`a players' thread exited with ${code}`)));
+        }),
+    ),
+  );
+  const stop = async (): Promise<void> => {
+    await Promise.all(
+      workers.map((worker) => {
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.postMessage('stop');
+        return exited;
+      }),
+    );
   };
+  return { players, stop };
 }
 
 /**
@@ -279,7 +296,7 @@ async function baselineRound(tags: Tag[]): Promise<RelayRound> {
   try {
     const port = Number(await waitForLine(child, /^(\d+)\n/));
     const idle = await procSample(child.pid as number);
-    const players = await Promise.all(Array.from({ length: PLAYERS }, () => rawPlayer(port)));
+    const { players, stop } = await startPlayers('raw', port);
     // Players are registered by their first byte; give the server a moment to read every one.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const socket = connect({ host: '127.0.0.1', port });
@@ -301,7 +318,7 @@ async function baselineRound(tags: Tag[]): Promise<RelayRound> {
     };
     publisher.stop();
     socket.destroy();
-    for (const player of players) player.close();
+    await stop();
     return result;
   } finally {
     child.kill();
@@ -352,14 +369,11 @@ async function relayRound(
   if (status !== 'NetStream.Publish.Start') throw new Error(`publish answered ${status}`);
   client.setChunkSize(CHUNK_SIZE);
   const publisher = startPublisher(tags, (tag) => client.sendMedia(tag.typeId, tag.timestamp, tag.payload));
-  const players: Player[] = [];
+  let stopPlayers = (): Promise<void> => Promise.resolve();
   try {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    // A few at a time: a thousand handshakes at once overflow a listen backlog.
-    for (let i = 0; i < PLAYERS; i += 50) {
-      const batch = Math.min(50, PLAYERS - i);
-      players.push(...(await Promise.all(Array.from({ length: batch }, () => rtmpPlayer(rtmpPort)))));
-    }
+    const { players, stop } = await startPlayers('rtmp', rtmpPort);
+    stopPlayers = stop;
     return {
       ...(await measure(name, child.pid as number, players, publisher)),
       rssIdleMiB: idle.rssBytes / 1048576,
@@ -367,7 +381,7 @@ async function relayRound(
   } finally {
     publisher.stop();
     client.close();
-    for (const player of players) player.close();
+    await stopPlayers();
   }
 }
 
