@@ -30,14 +30,16 @@
  *      (about 80 s per server and round)
  */
 import { type ChildProcess } from 'node:child_process';
-import { setMaxListeners } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { playHls, type PlayerReport } from '../test/session/hls-player.js';
+import type { Worker } from 'node:worker_threads';
+import type { PlayerReport } from '../test/session/hls-player.js';
+import type { ViewersWorkerData } from './hls-viewers-worker.js';
 import { spawnBuiltServer, freePort, median } from './measure.js';
 import { REFERENCE_LABEL, referenceBinary, startReferenceCore } from './reference-core.js';
+import { firstMessages, tsWorker } from './ts-worker.js';
 
 const VIEWERS = Number(process.env.VIEWERS ?? 200);
 const JOIN_SEC = 5;
@@ -45,6 +47,7 @@ const WARMUP_SEC = 10;
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const BASELINE = process.env.BASELINE !== '0';
+const VIEWER_THREADS = Number(process.env.VIEWER_THREADS ?? Math.min(4, availableParallelism()));
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 export interface RoundResult {
@@ -181,6 +184,55 @@ export interface WindowProbe {
   stop(elapsedSec: number): void;
 }
 
+interface Viewers {
+  /** Body bytes all viewers received so far. */
+  received: () => number;
+  /** Stops every viewer (once) and answers their reports. */
+  stop: () => Promise<PlayerReport[]>;
+}
+
+/**
+ * VIEWERS viewers of `url` spread over VIEWER_THREADS worker threads (bench/hls-viewers-worker.ts),
+ * joining over JOIN_SEC in all.
+ */
+function startViewers(url: string): Viewers {
+  const threads = Math.max(1, Math.min(VIEWER_THREADS, VIEWERS));
+  const shares: { worker: Worker; received: Float64Array }[] = [];
+  let first = 0;
+  for (let thread = 0; thread < threads; thread++) {
+    const count = Math.floor(VIEWERS / threads) + (thread < VIEWERS % threads ? 1 : 0);
+    const received = new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT);
+    const data: ViewersWorkerData = {
+      url,
+      first,
+      count,
+      joinGapMs: (JOIN_SEC * 1000 * threads) / VIEWERS,
+      received,
+    };
+    shares.push({
+      worker: tsWorker(new URL('./hls-viewers-worker.ts', import.meta.url), data),
+      received: new Float64Array(received),
+    });
+    first += count;
+  }
+  let stopped: Promise<PlayerReport[]> | undefined;
+  return {
+    received: () => shares.reduce((sum, share) => sum + (share.received[0] as number), 0),
+    stop: () => {
+      if (stopped === undefined) {
+        const workers = shares.map((share) => share.worker);
+        const answers = firstMessages<PlayerReport[]>(workers);
+        for (const worker of workers) worker.postMessage('stop');
+        stopped = answers.then(async (reports) => {
+          await Promise.all(workers.map((worker) => worker.terminate()));
+          return reports.flat();
+        });
+      }
+      return stopped;
+    },
+  };
+}
+
 export async function runRound(
   name: string,
   options: {
@@ -196,24 +248,13 @@ export async function runRound(
   const { child, url } = await (options.start ?? ((at) => startStreamcore(at, options.config ?? {})))(dir);
   const sessions = (options.config?.sessions as { enable?: boolean } | undefined)?.enable !== false;
   const pid = child.pid as number;
-  const stop = new AbortController();
-  // Every viewer waits on this one signal.
-  setMaxListeners(VIEWERS * 2, stop.signal);
+  let viewers: Viewers | undefined;
   try {
     const idleRss = await rssMiB(pid);
     await startStream(url, place);
-    const players: Promise<PlayerReport>[] = [];
-    let received = 0;
-    const onBytes = (bytes: number): void => {
-      received += bytes;
-    };
-    for (let i = 0; i < VIEWERS; i++) {
-      const localAddress = `127.0.1.${(i % 250) + 1}`;
-      players.push(playHls(`${url}${place.playlist}`, { localAddress, onBytes, signal: stop.signal }));
-      await sleep((JOIN_SEC * 1000) / VIEWERS);
-    }
+    viewers = startViewers(`${url}${place.playlist}`);
     await sleep(WARMUP_SEC * 1000);
-    const bytesBefore = received;
+    const bytesBefore = viewers.received();
     const cpuBefore = await cpuSeconds(pid);
     const generatorBefore = process.cpuUsage();
     options.probe?.start();
@@ -228,9 +269,8 @@ export async function runRound(
     const cpu = (await cpuSeconds(pid)) - cpuBefore;
     const generator = process.cpuUsage(generatorBefore);
     const serverTx = sessions ? await serverTxBitrate(url) : undefined;
-    const bytesAfter = received;
-    stop.abort();
-    const reports = await Promise.all(players);
+    const bytesAfter = viewers.received();
+    const reports = await viewers.stop();
     rss.sort((a, b) => a - b);
     return {
       name,
@@ -249,7 +289,7 @@ export async function runRound(
       generatorCpuPercent: (generator.user + generator.system) / 10_000 / elapsedSec,
     };
   } finally {
-    stop.abort();
+    await viewers?.stop();
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
     await rm(dir, { recursive: true, force: true });

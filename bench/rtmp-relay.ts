@@ -35,7 +35,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { encodeChunks } from '../src/ingest/rtmp/chunk-writer.js';
 import { RtmpTestClient } from '../test/helpers/rtmp-client.js';
@@ -43,15 +43,13 @@ import type { PlayersWorkerData } from './rtmp-players-worker.js';
 import { spawnBuiltServer, freePort } from './measure.js';
 import { BEHIND_MS, RelayRounds, type RelayRound } from './relay-report.js';
 import { REFERENCE_LABEL, referenceBinary, startReferenceCore, stopChild } from './reference-core.js';
+import { firstMessages, tsWorker } from './ts-worker.js';
 
 const PLAYERS = Number(process.env.PLAYERS ?? 100);
 const WARMUP_SEC = Number(process.env.WARMUP_SEC ?? 5);
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
 const BITRATE = process.env.BITRATE ?? '3M';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
-/** Node's own loader does not read TypeScript: each thread registers tsx, then loads the worker. */
-const WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./rtmp-players-worker.ts', import.meta.url).href)}); })`;
 const PLAYER_THREADS = Number(process.env.PLAYER_THREADS ?? Math.min(4, availableParallelism()));
 const BASELINE = process.env.BASELINE !== '0';
 const CLOCK_TICKS = 100; // USER_HZ on Linux
@@ -183,7 +181,7 @@ async function startPlayers(
     const slots = new Float64Array(state);
     slots.fill(-1);
     const data: PlayersWorkerData = { kind, port, count, state };
-    workers.push(new Worker(WORKER_BOOT, { eval: true, workerData: data }));
+    workers.push(tsWorker(new URL('./rtmp-players-worker.ts', import.meta.url), data));
     for (let index = 0; index < count; index++) {
       players.push({
         lastTimestamp: () => slots[index * 3] as number,
@@ -192,16 +190,7 @@ async function startPlayers(
       });
     }
   }
-  await Promise.all(
-    workers.map(
-      (worker) =>
-        new Promise<void>((resolve, reject) => {
-          worker.once('message', () => resolve());
-          worker.once('error', reject);
-          worker.once('exit', (code) => reject(new Error(`a players' thread exited with ${code}`)));
-        }),
-    ),
-  );
+  await firstMessages(workers);
   const stop = async (): Promise<void> => {
     await Promise.all(
       workers.map((worker) => {
