@@ -9,7 +9,9 @@
  * with PUT. VIEWERS simulated players (test/session/hls-player.ts: master hand-off, playlist
  * reload every target/2, each new segment once, keep-alive, a simulated buffer that counts
  * stalls) join over JOIN_SEC from distinct loopback addresses (127.0.1.x, so every viewer is a
- * counted session) and watch for DURATION_SEC after a WARMUP_SEC warm-up. Rounds, alternating:
+ * counted session) and watch for DURATION_SEC after a WARMUP_SEC warm-up. The viewers run in
+ * VIEWER_THREADS worker threads (bench/hls-viewers-worker.ts); the load generator's CPU (all its
+ * threads) is printed beside each round: near 100 % per thread, the viewers set the pace. Rounds, alternating:
  *   - baseline: streamcore with `sessions.enable=false` (no session accounting at all);
  *     BASELINE=0 leaves it out;
  *   - streamcore with sessions, the default: every viewer an `hls` session, every request an
@@ -26,7 +28,7 @@
  * request failed. BENCH_ROUNDS rounds; medians (stalls, errors, RSS max: the worst round).
  *
  * Run: npm run build && REFERENCE_CORE=/path/to/core node --import tsx bench/hls-viewers.ts
- *      knobs: VIEWERS=200, DURATION_SEC=60, BENCH_ROUNDS=1, BASELINE=1
+ *      knobs: VIEWERS=200, DURATION_SEC=60, BENCH_ROUNDS=1, BASELINE=1, VIEWER_THREADS=min(4, CPUs)
  *      (about 80 s per server and round)
  */
 import { type ChildProcess } from 'node:child_process';
