@@ -19,11 +19,11 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { CLOCK_TICKS_PER_SEC, cpuTicks, median, pinLoadAndServers } from './measure.js';
+import { REFERENCE_LABEL, startReferenceCore } from './reference-core.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
@@ -119,41 +119,12 @@ async function startStreamcore(base: string): Promise<Server> {
 }
 
 async function startReference(base: string): Promise<Server> {
-  const port = await freePort();
-  // The reference writes its config file but does not make the directory.
-  await mkdir(join(base, 'reference'), { recursive: true });
-  const child = spawn(referenceBinary!, [], {
-    cwd: base,
-    env: {
-      PATH: process.env.PATH ?? '',
-      CORE_CONFIGFILE: join(base, 'reference', 'config.json'),
-      CORE_DB_DIR: join(base, 'reference', 'db'),
-      CORE_STORAGE_DISK_DIR: join(base, 'reference', 'data'),
-      CORE_ADDRESS: `127.0.0.1:${port}`,
-      CORE_API_AUTH_ENABLE: 'true',
-      CORE_API_AUTH_USERNAME: USERNAME,
-      CORE_API_AUTH_PASSWORD: PASSWORD,
-      CORE_LOG_LEVEL: 'info',
-      // The reference refuses to start without a mime-types file; its source tree has one.
-      CORE_STORAGE_MIMETYPES_FILE: join(dirname(referenceBinary!), 'mime.types'),
-      CORE_UPDATE_CHECK: 'false',
-      CORE_RTMP_ENABLE: 'false',
-      CORE_SRT_ENABLE: 'false',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { child, url } = await startReferenceCore(referenceBinary!, base, {
+    CORE_API_AUTH_ENABLE: 'true',
+    CORE_API_AUTH_USERNAME: USERNAME,
+    CORE_API_AUTH_PASSWORD: PASSWORD,
   });
-  const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the reference exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/ping`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (attempt > 300) throw new Error('the reference did not answer /ping within 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { label: 'datarhei Core v16.14.0 (reference)', url, child };
+  return { label: REFERENCE_LABEL, url, child };
 }
 
 async function checkLogin(server: Server): Promise<void> {
@@ -193,16 +164,4 @@ function summarize(rounds: Round[]): { rps: number; cpu: number; failed: number 
     cpu: median(rounds.map((r) => r.cpuMicrosPerLogin)),
     failed: rounds.reduce((sum, r) => sum + r.failed, 0),
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }

@@ -1,9 +1,12 @@
 /** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning, ports. */
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { readStartScript } from '../scripts/start-script.js';
 
 /** USER_HZ on Linux: the unit of the CPU times in /proc/<pid>/stat. */
 export const CLOCK_TICKS_PER_SEC = 100;
@@ -73,5 +76,40 @@ export function pingOnce(port: number): Promise<boolean> {
     req.on('error', () => resolve(false));
     req.on('timeout', () => req.destroy());
     req.end();
+  });
+}
+
+/**
+ * Node's arguments to run the built server as `npm start` does (its flags, `dist/main.js`), for
+ * rounds beside the reference; throws when the build is missing.
+ */
+export function builtServerArgs(): string[] {
+  const script = readStartScript();
+  const entry = join(import.meta.dirname, '..', script.entry);
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
+  return [...script.flags, entry];
+}
+
+/**
+ * Starts the built server (`builtServerArgs`) with its config, db and data under `dir`: an API on
+ * a loopback port of its choosing unless `config` names one, log level warn; `config`'s top-level
+ * keys replace the defaults'.
+ */
+export async function spawnBuiltServer(dir: string, config: Record<string, unknown>): Promise<ChildProcess> {
+  const configFile = join(dir, 'config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      address: '127.0.0.1:0',
+      db: { dir: join(dir, 'db') },
+      storage: { disk: { dir: join(dir, 'data') } },
+      ...config,
+    }),
+  );
+  // SERVER_NODE_FLAGS adds Node flags to the server alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+  const extra = (process.env.SERVER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+  return spawn(process.execPath, [...extra, ...builtServerArgs()], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
   });
 }
