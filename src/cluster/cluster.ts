@@ -20,7 +20,7 @@ import { MachineLoad } from './resources.js';
 import { EtcdProbe, everyPeerLostEtcd } from './quorum-check.js';
 import { registerClusterRoutes, registerEtcdProbeRoute, type ClusterRouteSource } from './routes.js';
 import { NodeSession } from './session.js';
-import { ClusterView } from './view.js';
+import { ClusterView, type ClusterSnapshot } from './view.js';
 import { startWatchdog } from './watchdog.js';
 
 /** How often the lease is renewed, and the picture of the cluster read, ms. */
@@ -263,7 +263,30 @@ export class Cluster {
     const store = this.store;
     const lease = this.session.currentLease;
     if (service === undefined || store === undefined || lease === undefined || !this.fenceHolds()) return;
-    await reconcile(snapshot, {
+    await this.reconcile(snapshot, service, store);
+    // A node elected now leads on the picture it was elected on (every move compares what it
+    // read), rather than a read later: a dead leader's processes wait no longer for it.
+    if (!(await elect(snapshot, this.etcd, this.nodeId, lease))) return;
+    const ttlMs = this.deps.config.cluster.lease_ttl_sec * 1000;
+    const mayMoveFromDead = this.monotonic() - this.connectedSince >= ttlMs;
+    const paused = this.monotonic() - this.rebalancedAt < REBALANCE_PAUSE_MS;
+    const { moved, rebalanced } = await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger, {
+      mayMoveFromDead,
+      references: this.deps.config.cluster.reference_placement,
+      rebalance: paused ? 0 : REBALANCE_MOVES,
+      receivers: this.tenure.steady(snapshot, ttlMs),
+    });
+    if (rebalanced > 0) this.rebalancedAt = this.monotonic();
+    // What it just gave itself need not wait for the next read.
+    if (moved > 0 && this.fenceHolds()) await this.reconcile(await this.view.refresh(), service, store);
+  }
+
+  private reconcile(
+    snapshot: ClusterSnapshot,
+    service: ProcessService,
+    store: EtcdProcessStore,
+  ): Promise<void> {
+    return reconcile(snapshot, {
       me: this.nodeId,
       service,
       store,
@@ -271,19 +294,6 @@ export class Cluster {
       logger: this.deps.logger,
       mayRun: () => this.fenceHolds(),
     });
-    if (snapshot.leader === undefined) await elect(snapshot, this.etcd, this.nodeId, lease);
-    else if (snapshot.leader === this.nodeId) {
-      const ttlMs = this.deps.config.cluster.lease_ttl_sec * 1000;
-      const mayMoveFromDead = this.monotonic() - this.connectedSince >= ttlMs;
-      const paused = this.monotonic() - this.rebalancedAt < REBALANCE_PAUSE_MS;
-      const { rebalanced } = await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger, {
-        mayMoveFromDead,
-        references: this.deps.config.cluster.reference_placement,
-        rebalance: paused ? 0 : REBALANCE_MOVES,
-        receivers: this.tenure.steady(snapshot, ttlMs),
-      });
-      if (rebalanced > 0) this.rebalancedAt = this.monotonic();
-    }
   }
 
   private fenceHolds(): boolean {
