@@ -119,6 +119,8 @@ async function release(releases: Plan['releases'], { etcd, logger }: Deps): Prom
 /** Adopts each wave, STARTS_AT_ONCE at a time, while the fence holds (checked before each one). */
 async function adopt(waves: string[][], snapshot: ClusterSnapshot, deps: Deps): Promise<void> {
   const { service, store, logger } = deps;
+  const count = waves.reduce((sum, wave) => sum + wave.length, 0);
+  if (count > 0) logger.info({ processes: count }, 'cluster: taking over processes assigned to this node');
   for (const wave of waves) {
     if (!deps.mayRun()) return;
     await eachBounded(

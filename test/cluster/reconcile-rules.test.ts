@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { eachBounded } from '../../src/cluster/bounded.js';
+import { plan } from '../../src/cluster/reconcile.js';
+import { emptySnapshot, type ClusterSnapshot } from '../../src/cluster/view.js';
+
+// How a node takes over what the leader assigns it, on literals; test/cluster/cluster.test.ts
+// runs it on real nodes with a /proc census of the encoders.
+
+/** A deferred step per item, released by the test, and a record of what ran when. */
+function gatedWork() {
+  const running = new Set<number>();
+  const started: number[] = [];
+  const gates = new Map<number, () => void>();
+  let most = 0;
+  const work = async (item: number): Promise<void> => {
+    started.push(item);
+    running.add(item);
+    most = Math.max(most, running.size);
+    await new Promise<void>((resolve) => gates.set(item, resolve));
+    running.delete(item);
+  };
+  const release = async (item: number): Promise<void> => {
+    gates.get(item)?.();
+    // Let the lane that ran it take its next item.
+    for (let turn = 0; turn < 5; turn++) await Promise.resolve();
+  };
+  return { work, release, started, running, most: () => most };
+}
+
+describe('taking over many processes', () => {
+  it('starts a bounded number at once, the next as soon as one is done, in order', async () => {
+    const items = Array.from({ length: 20 }, (_, index) => index);
+    const gated = gatedWork();
+    let finished = false;
+    const all = eachBounded(items, 4, gated.work).then(() => (finished = true));
+    await Promise.resolve();
+    assert.deepEqual(gated.started, [0, 1, 2, 3], 'four at once, not one after the other');
+    await gated.release(2);
+    assert.deepEqual(gated.started, [0, 1, 2, 3, 4]);
+    for (const item of items) await gated.release(item);
+    await all;
+    assert.equal(finished, true);
+    assert.equal(gated.most(), 4);
+    assert.deepEqual(gated.started, items);
+  });
+
+  it('starts none once the fence says no, and waits for those under way', async () => {
+    const gated = gatedWork();
+    let fenceHolds = true;
+    let finished = false;
+    const all = eachBounded([0, 1, 2, 3, 4, 5], 2, gated.work, () => fenceHolds).then(
+      () => (finished = true),
+    );
+    await Promise.resolve();
+    fenceHolds = false;
+    await gated.release(0);
+    assert.deepEqual(gated.started, [0, 1], 'nothing started after the fence closed');
+    assert.equal(finished, false, 'the one under way is waited for');
+    await gated.release(1);
+    await all;
+    assert.deepEqual(gated.started, [0, 1]);
+  });
+
+  it('adopts the processes that read another one in a later wave, and releases what it let go', () => {
+    const snapshot: ClusterSnapshot = emptySnapshot();
+    const stored = (id: string, input: string): void => {
+      const config = { id, reference: '', input: [{ id: 'in', address: input }] };
+      snapshot.processes.set(id, {
+        value: { id, reference: '', config, created_at: 0, updated_at: 0, order: 'start', metadata: {} },
+        modRevision: 1,
+      });
+    };
+    const assign = (id: string, node: string, after?: string): void => {
+      snapshot.assignments.set(id, {
+        value: { node, ...(after === undefined ? {} : { after }) },
+        modRevision: 1,
+      });
+    };
+    stored('reader', '#source:output=out');
+    assign('reader', 'me');
+    stored('source', 'testsrc');
+    assign('source', 'me');
+    stored('plain', 'testsrc');
+    assign('plain', 'me');
+    stored('running-here', 'testsrc');
+    assign('running-here', 'me');
+    stored('writing', 'testsrc');
+    assign('writing', 'me');
+    stored('elsewhere', 'testsrc');
+    assign('elsewhere', 'other');
+    stored('arriving', 'testsrc');
+    assign('arriving', 'me', 'other');
+    stored('left', 'testsrc');
+    assign('left', 'other', 'me');
+    stored('leaving', 'testsrc');
+    assign('leaving', 'other', 'me');
+    assign('never-stored', 'me');
+
+    const { waves, releases } = plan(
+      snapshot,
+      'me',
+      new Set(['running-here', 'leaving']),
+      new Set(['writing']),
+    );
+
+    assert.deepEqual(waves, [['source', 'plain'], ['reader']]);
+    assert.deepEqual(
+      releases.map(([id]) => id),
+      ['left'],
+    );
+  });
+});
