@@ -20,12 +20,15 @@ import { MachineLoad } from './resources.js';
 import { EtcdProbe, everyPeerLostEtcd } from './quorum-check.js';
 import { registerClusterRoutes, registerEtcdProbeRoute, type ClusterRouteSource } from './routes.js';
 import { NodeSession } from './session.js';
+import { SoonerReads } from './sooner-reads.js';
 import { ClusterView, type ClusterSnapshot } from './view.js';
 import { startWatchdog } from './watchdog.js';
 
 /** How often the lease is renewed, and the picture of the cluster read, ms. */
 const RENEW_MS = 1000;
 const READ_MS = 500;
+/** While a failover's moves are awaited, the picture is read this often, for at most a lease time. */
+const SOONER_READ_MS = 100;
 const FENCE_CHECK_MS = 100;
 /** While the lease cannot be renewed, the peers are asked this often, at most this many questions at once. */
 const QUORUM_QUESTION_MS = 500;
@@ -82,6 +85,7 @@ export class Cluster {
   /** Monotonic ms of this node's last rebalancing moves as the leader. */
   private rebalancedAt = -Infinity;
   private readonly tenure = new NodeTenure(this.monotonic);
+  private readonly sooner: SoonerReads;
 
   constructor(private readonly deps: ClusterDeps) {
     const { cluster } = deps.config;
@@ -98,6 +102,7 @@ export class Cluster {
     this.view = new ClusterView(this.etcd, monotonic);
     this.probe = new EtcdProbe(this.etcd, monotonic);
     const ttlMs = cluster.lease_ttl_sec * 1000;
+    this.sooner = new SoonerReads(ttlMs, monotonic);
     this.fence = new Fence(ttlMs, KILL_MARGIN_MS, monotonic, startWatchdog());
     this.session = new NodeSession({
       etcd: this.etcd,
@@ -186,7 +191,15 @@ export class Cluster {
   start(baseUrl: string): void {
     this.address = this.deps.config.cluster.advertise_address.replace(/\/+$/, '') || baseUrl;
     this.every('session', RENEW_MS, () => this.renew());
-    this.every('view', READ_MS, () => this.step());
+    // A node that gets processes of a dead node starts them as soon as it sees the moves.
+    this.every(
+      'view',
+      READ_MS,
+      () => this.step(),
+      (read) => {
+        if (this.sooner.wanted(this.view.snapshot)) setTimeout(read, SOONER_READ_MS).unref();
+      },
+    );
     this.every('fence', FENCE_CHECK_MS, () => this.checkFence());
     // Not one after the other: a question may wait for a slow peer, and each counts from when it was sent.
     let asking = 0;
@@ -218,13 +231,22 @@ export class Cluster {
     this.fence.close();
   }
 
-  private every(name: string, ms: number, work: () => Promise<void>): void {
+  /** Runs `work` every `ms`, never twice at once; `then` may ask for a run before the next one. */
+  private every(
+    name: string,
+    ms: number,
+    work: () => Promise<void>,
+    then: (again: () => void) => void = () => undefined,
+  ): void {
     const run = (): void => {
       if (this.closed || this.busy.has(name)) return;
       this.busy.add(name);
       work()
         .catch((error: unknown) => this.failed(error))
-        .finally(() => this.busy.delete(name));
+        .finally(() => {
+          this.busy.delete(name);
+          if (!this.closed) then(run);
+        });
     };
     this.timers.push(setInterval(run, ms));
     run();

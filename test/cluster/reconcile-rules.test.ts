@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { eachBounded } from '../../src/cluster/bounded.js';
 import { plan } from '../../src/cluster/reconcile.js';
+import { SoonerReads } from '../../src/cluster/sooner-reads.js';
 import { emptySnapshot, type ClusterSnapshot } from '../../src/cluster/view.js';
 
 // How a node takes over what the leader assigns it, on literals; test/cluster/cluster.test.ts
@@ -109,5 +110,46 @@ describe('taking over many processes', () => {
       releases.map(([id]) => id),
       ['left'],
     );
+  });
+});
+
+describe('reading again while a failover is under way', () => {
+  const registered = (snapshot: ClusterSnapshot, id: string): void => {
+    const resources = {
+      ncpu: 2,
+      cpuUsage: 0,
+      memTotalBytes: 0,
+      memUsedBytes: 0,
+      encoders: 0,
+      maxProcesses: 0,
+    };
+    snapshot.nodes.set(id, { id, address: `http://${id}`, updatedAt: 0, resources, createRevision: 1 });
+  };
+
+  it('reads sooner while a process is assigned to a node that is gone, for at most the window', () => {
+    let now = 0;
+    const sooner = new SoonerReads(8000, () => now);
+    const snapshot = emptySnapshot();
+    registered(snapshot, 'b');
+    registered(snapshot, 'c');
+    snapshot.assignments.set('p', { value: { node: 'b' }, modRevision: 1 });
+    snapshot.assignments.set('q', { value: { node: 'c', after: 'b' }, modRevision: 1 });
+    assert.equal(sooner.wanted(snapshot), false, 'every node is there: the periodic read suffices');
+
+    snapshot.nodes.delete('b');
+    now = 1000;
+    assert.equal(sooner.wanted(snapshot), true, "b's lease expired: its processes are about to move");
+    now = 8999;
+    assert.equal(sooner.wanted(snapshot), true);
+    now = 9000;
+    assert.equal(sooner.wanted(snapshot), false, 'moves that do not come do not keep the node reading');
+
+    snapshot.assignments.set('p', { value: { node: 'c' }, modRevision: 2 });
+    snapshot.assignments.set('q', { value: { node: 'c' }, modRevision: 2 });
+    assert.equal(sooner.wanted(snapshot), false, 'all moved');
+
+    snapshot.nodes.delete('c');
+    now = 20_000;
+    assert.equal(sooner.wanted(snapshot), true, 'the next failover has a window of its own');
   });
 });
