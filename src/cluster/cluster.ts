@@ -27,7 +27,11 @@ import { startWatchdog } from './watchdog.js';
 /** How often the lease is renewed, and the picture of the cluster read, ms. */
 const RENEW_MS = 1000;
 const READ_MS = 500;
-/** While a failover's moves are awaited, the picture is read this often, for at most a lease time. */
+/**
+ * While a node seems dead (its registration unchanged this long, ms) or its processes' moves are
+ * awaited, the picture is read this often, for at most a lease time (sooner-reads.ts).
+ */
+const STALE_NODE_MS = 2500;
 const SOONER_READ_MS = 100;
 const FENCE_CHECK_MS = 100;
 /** While the lease cannot be renewed, the peers are asked this often, at most this many questions at once. */
@@ -102,7 +106,7 @@ export class Cluster {
     this.view = new ClusterView(this.etcd, monotonic);
     this.probe = new EtcdProbe(this.etcd, monotonic);
     const ttlMs = cluster.lease_ttl_sec * 1000;
-    this.sooner = new SoonerReads(ttlMs, monotonic);
+    this.sooner = new SoonerReads(STALE_NODE_MS, ttlMs, monotonic);
     this.fence = new Fence(ttlMs, KILL_MARGIN_MS, monotonic, startWatchdog());
     this.session = new NodeSession({
       etcd: this.etcd,
@@ -191,7 +195,7 @@ export class Cluster {
   start(baseUrl: string): void {
     this.address = this.deps.config.cluster.advertise_address.replace(/\/+$/, '') || baseUrl;
     this.every('session', RENEW_MS, () => this.renew());
-    // A node that gets processes of a dead node starts them as soon as it sees the moves.
+    // A failover waits for no periodic read: the leader sees the lease expire, the nodes the moves.
     this.every(
       'view',
       READ_MS,

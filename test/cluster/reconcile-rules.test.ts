@@ -114,7 +114,7 @@ describe('taking over many processes', () => {
 });
 
 describe('reading again while a failover is under way', () => {
-  const registered = (snapshot: ClusterSnapshot, id: string): void => {
+  const registered = (snapshot: ClusterSnapshot, id: string, updatedAt = 0): void => {
     const resources = {
       ncpu: 2,
       cpuUsage: 0,
@@ -123,12 +123,12 @@ describe('reading again while a failover is under way', () => {
       encoders: 0,
       maxProcesses: 0,
     };
-    snapshot.nodes.set(id, { id, address: `http://${id}`, updatedAt: 0, resources, createRevision: 1 });
+    snapshot.nodes.set(id, { id, address: `http://${id}`, updatedAt, resources, createRevision: 1 });
   };
 
   it('reads sooner while a process is assigned to a node that is gone, for at most the window', () => {
     let now = 0;
-    const sooner = new SoonerReads(8000, () => now);
+    const sooner = new SoonerReads(Infinity, 8000, () => now);
     const snapshot = emptySnapshot();
     registered(snapshot, 'b');
     registered(snapshot, 'c');
@@ -151,5 +151,34 @@ describe('reading again while a failover is under way', () => {
     snapshot.nodes.delete('c');
     now = 20_000;
     assert.equal(sooner.wanted(snapshot), true, 'the next failover has a window of its own');
+  });
+
+  it('reads sooner while a node has not written its registration for a while, for at most the window', () => {
+    let now = 0;
+    const sooner = new SoonerReads(2500, 8000, () => now);
+    const snapshot = emptySnapshot();
+    registered(snapshot, 'b', 1);
+    registered(snapshot, 'c', 1);
+    assert.equal(sooner.wanted(snapshot), false);
+    now = 2000;
+    registered(snapshot, 'b', 2);
+    registered(snapshot, 'c', 2);
+    assert.equal(sooner.wanted(snapshot), false, 'both write every second');
+    now = 4000;
+    registered(snapshot, 'b', 4);
+    assert.equal(sooner.wanted(snapshot), false, "c's last write was seen 2 s ago");
+    now = 4500;
+    assert.equal(sooner.wanted(snapshot), true, 'c has not written for 2.5 s: it may be dead');
+    now = 12_499;
+    registered(snapshot, 'b', 12);
+    assert.equal(sooner.wanted(snapshot), true);
+    now = 12_500;
+    assert.equal(
+      sooner.wanted(snapshot),
+      false,
+      'a node that is slow but alive does not keep the others reading',
+    );
+    snapshot.nodes.delete('c');
+    assert.equal(sooner.wanted(snapshot), false, 'gone, with nothing assigned to it: nothing to wait for');
   });
 });
