@@ -59,11 +59,11 @@ export async function reconcile(
 }
 
 /**
- * How many processes this node takes over (or lets go of) at once. One at a time, a failover of
- * many processes waits for each encoder's start in turn (a FIFO made, ffmpeg spawned: 60–115 ms
- * each on a busy 2-core machine); all at once, a hundred ffmpegs starting together starve the
- * node's own lease renewals and reads. bench/cluster.ts `failover` measured the choice
- * (docs/cluster.md#figures).
+ * How many processes this node takes over (or lets go of) at once. Each start waits on child
+ * processes (the `mkfifo` of its `-vstats` FIFO, then the encoder's spawn): one at a time those
+ * waits add up over a failover of many processes; 8 at a time overlap them and keep the burst of
+ * encoder starts on the node bounded. On a busy 2-core machine the starts are bound by CPU, where
+ * 1, 8 or 64 at a time ended within the noise (docs/cluster.md#figures).
  */
 export const STARTS_AT_ONCE = 8;
 
