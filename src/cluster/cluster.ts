@@ -62,7 +62,7 @@ export interface ClusterDeps {
  * the cluster it reads from etcd, the store the process service writes through, the leader's
  * work when it is the leader, and the routes. Built before the process service (which takes its
  * store and its spawn gate), attached to it, started once the server listens.
- * Just past 300 lines: the node's cycle (renew the lease, read the cluster, act as leader, fence
+ * Past 300 lines: the node's cycle (renew the lease, read the cluster, act as leader, fence
  * on a lost lease) is one order in time that reads best in one place; each step's work is in
  * its own module.
  */
