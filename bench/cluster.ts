@@ -18,8 +18,11 @@
  * Run: node --import tsx bench/cluster.ts [COUNT=30]
  *      node --import tsx bench/cluster.ts burst 300   (the burst alone)
  *      node --import tsx bench/cluster.ts failover 10,50,150
+ * With BENCH_CLUSTER_LOGS=<dir>, each node's log (pino JSON lines, with their times) is written to
+ * <dir>/<run>-<node>.log when its cluster stops, and the moment of each `kill -9` is printed, so
+ * that where a failover's time goes can be read from the nodes' own lines.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +31,8 @@ import { startNode, type ClusterNode } from '../test/cluster/cluster-nodes.js';
 import { EtcdMembers } from '../test/cluster/etcd-members.js';
 
 const TTL = 8;
+const LOG_DIR = process.env.BENCH_CLUSTER_LOGS;
+let runs = 0;
 
 interface Listed {
   id: string;
@@ -105,6 +110,7 @@ async function withCluster(work: (nodes: ClusterNode[], dir: string) => Promise<
   const dir = mkdtempSync(join(tmpdir(), 'streamcore-bench-cluster-'));
   const etcd = await EtcdMembers.start(join(dir, 'etcd'));
   const nodes: ClusterNode[] = [];
+  const run = ++runs;
   try {
     for (const id of ['a', 'b', 'c']) nodes.push(await startNode(dir, id, etcd.endpoints, TTL));
     for (;;) {
@@ -122,6 +128,11 @@ async function withCluster(work: (nodes: ClusterNode[], dir: string) => Promise<
       node.run.child.kill('SIGTERM');
       await node.run.exited;
     }
+    if (LOG_DIR !== undefined) {
+      mkdirSync(LOG_DIR, { recursive: true });
+      for (const node of nodes)
+        writeFileSync(join(LOG_DIR, `${run}-${node.id}.log`), (await node.run.exited).stdout);
+    }
     await etcd.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -138,6 +149,7 @@ async function failover(
 ): Promise<{ adoptedMs: number; runningMs: number }> {
   const witness = nodes.find((node) => node !== victim)!;
   const startedAt = performance.now();
+  if (LOG_DIR !== undefined) console.log(`kill -9 of node ${victim.id} at ${new Date().toISOString()}`);
   victim.run.child.kill('SIGKILL');
   await victim.run.exited;
   let adoptedMs: number | undefined;

@@ -10,18 +10,22 @@ import type { ClusterSnapshot } from './view.js';
 /** etcd takes at most 128 operations per transaction by default; moves go in batches below it. */
 const BATCH = 40;
 
-/** Takes the leadership when nobody holds it; the key lives under this node's lease. */
+/**
+ * Takes the leadership when nobody holds it; the key lives under this node's lease. Answers
+ * whether this node leads now.
+ */
 export async function elect(
   snapshot: ClusterSnapshot,
   etcd: EtcdClient,
   me: string,
   lease: string,
-): Promise<void> {
-  if (snapshot.leader !== undefined) return;
-  await etcd.txn(
+): Promise<boolean> {
+  if (snapshot.leader !== undefined) return snapshot.leader === me;
+  const { succeeded } = await etcd.txn(
     [{ key: keys.leader, target: 'CREATE', createRevision: 0 }],
     [{ put: { key: keys.leader, value: JSON.stringify(me), lease } }],
   );
+  return succeeded;
 }
 
 /** What the leader may do on this picture besides placing and moving off dead or drained nodes. */
