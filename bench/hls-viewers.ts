@@ -1,40 +1,63 @@
 /**
- * 200 simulated HLS viewers on one stream (docs/storage.md#the-contract, docs/sessions.md#the-contract): what the server costs and whether anyone
- * stalls.
+ * VIEWERS simulated HLS viewers on one stream (docs/storage.md#the-contract,
+ * docs/sessions.md#the-contract): what the server costs and whether anyone stalls, against the
+ * same server without session accounting and against the reference (issue 31) in the same run.
  *
- * Method: the server runs as a child process (`node --import tsx src/main.ts`) so its CPU time and
- * RSS can be read from /proc/<pid>; one ffmpeg process, created over the API, writes a 320x240
- * 25 fps HLS stream (2-second segments, ~500 kbit/s) into memfs with PUT. VIEWERS simulated
- * players (test/session/hls-player.ts: master hand-off, playlist reload every target/2, each new
- * segment once, keep-alive, a simulated buffer that counts stalls) join over JOIN_SEC from
- * distinct loopback addresses (127.0.1.x, so every viewer is a counted session) and watch for
- * DURATION_SEC after a WARMUP_SEC warm-up. Two rounds in the same run:
- *   - baseline: `sessions.enable=false` (no session accounting at all),
- *   - sessions: the default, every viewer an `hls` session, every request an `http` session.
- * Figures: server CPU (percent of one core, from utime+stime over the window), RSS (median and
- * max of 1-second samples), egress (viewer body bytes over the window) and the server's own
- * `session_txbitrate{collector="hls"}`, stalls and errors summed over viewers.
+ * Method: the server runs as a child process so its CPU time and RSS can be read from
+ * /proc/<pid>; one ffmpeg process, created over the API (`POST /api/v3/process`, the same body for
+ * both servers), writes a 320x240 25 fps HLS stream (2-second segments, ~500 kbit/s) into memfs
+ * with PUT. VIEWERS simulated players (test/session/hls-player.ts: master hand-off, playlist
+ * reload every target/2, each new segment once, keep-alive, a simulated buffer that counts
+ * stalls) join over JOIN_SEC from distinct loopback addresses (127.0.1.x, so every viewer is a
+ * counted session) and watch for DURATION_SEC after a WARMUP_SEC warm-up. The viewers run in
+ * VIEWER_THREADS worker threads (bench/hls-viewers-worker.ts); the load generator's CPU (all its
+ * threads) is printed beside each round: near 100 % per thread, the viewers set the pace. Rounds, alternating:
+ *   - baseline: streamcore with `sessions.enable=false` (no session accounting at all);
+ *     BASELINE=0 leaves it out;
+ *   - streamcore with sessions, the default: every viewer an `hls` session, every request an
+ *     `http` session; metrics every 2 s;
+ *   - the reference, when REFERENCE_CORE names its binary (docs/performance.md): its memfs (basic
+ *     auth on, its default; ffmpeg gets the credentials through `{memfs}`) served by Go's HTTP
+ *     server, sessions on, metrics every 2 s, an ignore list nobody matches; skipped without it.
+ * streamcore runs as users run it (`npm start`'s flags, dist/main.js: run `npm run build` first;
+ * SERVER_NODE_FLAGS adds Node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * Figures: server CPU (percent of one core, from utime+stime over the window) and per viewer, RSS
+ * (before the stream starts, then median and max of 1-second samples), egress (viewer body bytes
+ * over the window) and the server's own `session_txbitrate{collector="hls"}`, stalls and errors
+ * summed over viewers. A viewer is "behind" when its simulated buffer ran dry (a stall) or a
+ * request failed. BENCH_ROUNDS rounds; medians (stalls, errors, RSS max: the worst round).
  *
- * Run: node --import tsx bench/hls-viewers.ts   (takes about 3 minutes)
+ * Run: npm run build && REFERENCE_CORE=/path/to/core node --import tsx bench/hls-viewers.ts
+ *      knobs: VIEWERS=200, DURATION_SEC=60, BENCH_ROUNDS=1, BASELINE=1, VIEWER_THREADS=min(4, CPUs)
+ *      (about 80 s per server and round)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { setMaxListeners } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { playHls, type PlayerReport } from '../test/session/hls-player.js';
+import type { Worker } from 'node:worker_threads';
+import type { PlayerReport } from '../test/session/hls-player.js';
+import type { ViewersWorkerData } from './hls-viewers-worker.js';
+import { spawnBuiltServer, freePort, median } from './measure.js';
+import { REFERENCE_LABEL, referenceBinary, startReferenceCore } from './reference-core.js';
+import { firstMessages, tsWorker } from './ts-worker.js';
 
 const VIEWERS = Number(process.env.VIEWERS ?? 200);
 const JOIN_SEC = 5;
 const WARMUP_SEC = 10;
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const BASELINE = process.env.BASELINE !== '0';
+const VIEWER_THREADS = Number(process.env.VIEWER_THREADS ?? Math.min(4, availableParallelism()));
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 export interface RoundResult {
   name: string;
   cpuPercent: number;
+  cpuPerViewer: number;
+  /** Before the stream starts: the server's own floor. */
+  rssIdleMiB: number;
   rssMedianMiB: number;
   rssMaxMiB: number;
   egressMbit: number;
@@ -42,39 +65,28 @@ export interface RoundResult {
   segments: number;
   stalls: number;
   stalledViewers: number;
+  /** Viewers that stalled or had an error: "behind" in the comparison with the reference. */
+  behindViewers: number;
   errors: number;
+  /** This process's CPU over the window: near 100 % the viewers, not the server, set the pace. */
+  generatorCpuPercent: number;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+/** A server under test, started in `dir`: its process and its HTTP base URL. */
+export type StartServer = (dir: string) => Promise<{ child: ChildProcess; url: string }>;
 
-async function startServer(
+async function startStreamcore(
   dir: string,
   config: Record<string, unknown>,
 ): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const configFile = join(dir, 'config.json');
   const { storage, ...rest } = config;
-  await writeFile(
-    configFile,
-    JSON.stringify({
-      address: `127.0.0.1:${port}`,
-      db: { dir: join(dir, 'db') },
-      storage: { disk: { dir: join(dir, 'data') }, ...(storage as object | undefined) },
-      metrics: { enable: true, interval_sec: 2 },
-      sessions: { enable: true, ip_ignorelist: [], session_timeout_sec: 30 },
-      ...rest,
-    }),
-  );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const child = await spawnBuiltServer(dir, {
+    address: `127.0.0.1:${port}`,
+    storage: { disk: { dir: join(dir, 'data') }, ...(storage as object | undefined) },
+    metrics: { enable: true, interval_sec: 2 },
+    sessions: { enable: true, ip_ignorelist: [], session_timeout_sec: 30 },
+    ...rest,
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
@@ -154,6 +166,10 @@ async function rssMiB(pid: number): Promise<number> {
 }
 
 async function serverTxBitrate(url: string): Promise<number | undefined> {
+  return serverTxBitrateOrThrow(url).catch(() => undefined);
+}
+
+async function serverTxBitrateOrThrow(url: string): Promise<number | undefined> {
   const response = await fetch(`${url}/api/v3/metrics`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -170,33 +186,79 @@ export interface WindowProbe {
   stop(elapsedSec: number): void;
 }
 
+interface Viewers {
+  /** Body bytes all viewers received so far. */
+  received: () => number;
+  /** Stops every viewer (once) and answers their reports. */
+  stop: () => Promise<PlayerReport[]>;
+}
+
+/**
+ * VIEWERS viewers of `url` spread over VIEWER_THREADS worker threads (bench/hls-viewers-worker.ts),
+ * joining over JOIN_SEC in all.
+ */
+function startViewers(url: string): Viewers {
+  const threads = Math.max(1, Math.min(VIEWER_THREADS, VIEWERS));
+  const shares: { worker: Worker; received: Float64Array }[] = [];
+  let first = 0;
+  for (let thread = 0; thread < threads; thread++) {
+    const count = Math.floor(VIEWERS / threads) + (thread < VIEWERS % threads ? 1 : 0);
+    const received = new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT);
+    const data: ViewersWorkerData = {
+      url,
+      first,
+      count,
+      joinGapMs: (JOIN_SEC * 1000 * threads) / VIEWERS,
+      received,
+    };
+    shares.push({
+      worker: tsWorker(new URL('./hls-viewers-worker.ts', import.meta.url), data),
+      received: new Float64Array(received),
+    });
+    first += count;
+  }
+  let stopped: Promise<PlayerReport[]> | undefined;
+  return {
+    received: () => shares.reduce((sum, share) => sum + (share.received[0] as number), 0),
+    stop: () => {
+      if (stopped === undefined) {
+        const workers = shares.map((share) => share.worker);
+        const answers = firstMessages<PlayerReport[]>(workers);
+        for (const worker of workers) worker.postMessage('stop');
+        stopped = answers.then(async (reports) => {
+          await Promise.all(workers.map((worker) => worker.terminate()));
+          return reports.flat();
+        });
+      }
+      return stopped;
+    },
+  };
+}
+
 export async function runRound(
   name: string,
-  options: { config?: Record<string, unknown>; place?: StreamPlace; probe?: WindowProbe } = {},
+  options: {
+    config?: Record<string, unknown>;
+    place?: StreamPlace;
+    probe?: WindowProbe;
+    /** Another server than streamcore with `config` (the reference). */
+    start?: StartServer;
+  } = {},
 ): Promise<RoundResult> {
   const place = options.place ?? MEMFS;
   const dir = await mkdtemp(join(tmpdir(), 'streamcore-hls-bench-'));
-  const { child, url } = await startServer(dir, options.config ?? {});
+  const { child, url } = await (options.start ?? ((at) => startStreamcore(at, options.config ?? {})))(dir);
   const sessions = (options.config?.sessions as { enable?: boolean } | undefined)?.enable !== false;
   const pid = child.pid as number;
-  const stop = new AbortController();
-  // Every viewer waits on this one signal.
-  setMaxListeners(VIEWERS * 2, stop.signal);
+  let viewers: Viewers | undefined;
   try {
+    const idleRss = await rssMiB(pid);
     await startStream(url, place);
-    const players: Promise<PlayerReport>[] = [];
-    let received = 0;
-    const onBytes = (bytes: number): void => {
-      received += bytes;
-    };
-    for (let i = 0; i < VIEWERS; i++) {
-      const localAddress = `127.0.1.${(i % 250) + 1}`;
-      players.push(playHls(`${url}${place.playlist}`, { localAddress, onBytes, signal: stop.signal }));
-      await sleep((JOIN_SEC * 1000) / VIEWERS);
-    }
+    viewers = startViewers(`${url}${place.playlist}`);
     await sleep(WARMUP_SEC * 1000);
-    const bytesBefore = received;
+    const bytesBefore = viewers.received();
     const cpuBefore = await cpuSeconds(pid);
+    const generatorBefore = process.cpuUsage();
     options.probe?.start();
     const started = Date.now();
     const rss: number[] = [];
@@ -207,14 +269,16 @@ export async function runRound(
     const elapsedSec = (Date.now() - started) / 1000;
     options.probe?.stop(elapsedSec);
     const cpu = (await cpuSeconds(pid)) - cpuBefore;
+    const generator = process.cpuUsage(generatorBefore);
     const serverTx = sessions ? await serverTxBitrate(url) : undefined;
-    const bytesAfter = received;
-    stop.abort();
-    const reports = await Promise.all(players);
+    const bytesAfter = viewers.received();
+    const reports = await viewers.stop();
     rss.sort((a, b) => a - b);
     return {
       name,
       cpuPercent: (cpu / elapsedSec) * 100,
+      cpuPerViewer: ((cpu / elapsedSec) * 100) / VIEWERS,
+      rssIdleMiB: idleRss,
       rssMedianMiB: rss[Math.floor(rss.length / 2)] ?? 0,
       rssMaxMiB: rss[rss.length - 1] ?? 0,
       egressMbit: ((bytesAfter - bytesBefore) * 8) / elapsedSec / 1_000_000,
@@ -222,10 +286,12 @@ export async function runRound(
       segments: reports.reduce((sum, r) => sum + r.segments, 0),
       stalls: reports.reduce((sum, r) => sum + r.stalls, 0),
       stalledViewers: reports.filter((r) => r.stalls > 0).length,
+      behindViewers: reports.filter((r) => r.stalls > 0 || r.errors > 0).length,
       errors: reports.reduce((sum, r) => sum + r.errors, 0),
+      generatorCpuPercent: (generator.user + generator.system) / 10_000 / elapsedSec,
     };
   } finally {
-    stop.abort();
+    await viewers?.stop();
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
     await rm(dir, { recursive: true, force: true });
@@ -236,22 +302,49 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+function startReference(binary: string): StartServer {
+  return (dir) =>
+    startReferenceCore(binary, dir, {
+      CORE_LOG_LEVEL: 'warn',
+      // As streamcore's round: metrics every 2 s, every viewer a session.
+      CORE_METRICS_ENABLE: 'true',
+      CORE_METRICS_INTERVAL_SEC: '2',
+      CORE_SESSIONS_IP_IGNORELIST: '192.0.2.1/32',
+    });
+}
+
 async function main(): Promise<void> {
-  const results: RoundResult[] = [];
-  results.push(
-    await runRound('baseline (sessions.enable=false)', { config: { sessions: { enable: false } } }),
-  );
-  results.push(await runRound('sessions (default)'));
-  const base = results[0] as RoundResult;
+  const reference = referenceBinary();
+  const rounds = new Map<string, RoundResult[]>();
+  const record = (result: RoundResult): void => {
+    rounds.set(result.name, [...(rounds.get(result.name) ?? []), result]);
+    process.stderr.write(
+      `  ${result.name}: ${result.cpuPercent.toFixed(1)} % CPU, ${result.rssMedianMiB.toFixed(0)} MiB, ${result.behindViewers} behind\n`,
+    );
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    if (BASELINE) {
+      record(await runRound('baseline (sessions.enable=false)', { config: { sessions: { enable: false } } }));
+    }
+    record(await runRound('streamcore, sessions (default)'));
+    if (reference !== undefined)
+      record(await runRound(REFERENCE_LABEL, { start: startReference(reference) }));
+  }
+  const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+  const base = median(rounds.get('streamcore, sessions (default)')!.map((r) => r.cpuPercent));
   const lines = [
-    `${VIEWERS} viewers, ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up, one ~500 kbit/s stream`,
+    `${VIEWERS} viewers, ${ROUNDS} round(s) of ${DURATION_SEC} s measured after ${WARMUP_SEC} s warm-up (medians), one ~500 kbit/s stream; load average at the end ${load}`,
+    ...(reference === undefined ? ['(no REFERENCE_CORE: the reference round was skipped)'] : []),
     '',
-    '| round | server CPU (% of a core) | RSS median / max (MiB) | egress (Mbit/s) | server session_txbitrate hls (Mbit/s) | segments | stalls (viewers) | errors | CPU vs baseline |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| round | server CPU (% of a core) | CPU per viewer (% of a core) | RSS idle → median / max (MiB) | egress (Mbit/s) | server session_txbitrate hls (Mbit/s) | segments | stalls (viewers) | errors | viewers behind | CPU vs streamcore | load generator CPU (%) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
-  for (const r of results) {
+  for (const [name, results] of rounds) {
+    const m = (pick: (r: RoundResult) => number): number => median(results.map(pick));
+    const tx = results.map((r) => r.serverTxMbit).filter((value) => value !== undefined);
+    const worst = (pick: (r: RoundResult) => number): number => Math.max(...results.map(pick));
     lines.push(
-      `| ${r.name} | ${r.cpuPercent.toFixed(1)} | ${r.rssMedianMiB.toFixed(0)} / ${r.rssMaxMiB.toFixed(0)} | ${r.egressMbit.toFixed(1)} | ${r.serverTxMbit === undefined ? '–' : r.serverTxMbit.toFixed(1)} | ${r.segments} | ${r.stalls} (${r.stalledViewers}) | ${r.errors} | ${(r.cpuPercent / base.cpuPercent).toFixed(2)}× |`,
+      `| ${name} | ${m((r) => r.cpuPercent).toFixed(1)} | ${m((r) => r.cpuPerViewer).toFixed(4)} | ${m((r) => r.rssIdleMiB).toFixed(0)} → ${m((r) => r.rssMedianMiB).toFixed(0)} / ${worst((r) => r.rssMaxMiB).toFixed(0)} | ${m((r) => r.egressMbit).toFixed(1)} | ${tx.length === 0 ? '–' : median(tx).toFixed(1)} | ${m((r) => r.segments)} | ${worst((r) => r.stalls)} (${worst((r) => r.stalledViewers)}) | ${worst((r) => r.errors)} | ${worst((r) => r.behindViewers)} | ${(m((r) => r.cpuPercent) / base).toFixed(2)}× | ${m((r) => r.generatorCpuPercent).toFixed(0)} |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);

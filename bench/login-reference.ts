@@ -19,19 +19,11 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CLOCK_TICKS_PER_SEC,
-  cpuTicks,
-  median,
-  pinLoadAndServers,
-  referenceEnvironment,
-  startBuiltStreamcore,
-  waitForReference,
-} from './measure.js';
+import { CLOCK_TICKS_PER_SEC, cpuTicks, median, pinLoadAndServers } from './measure.js';
+import { REFERENCE_LABEL, startReferenceCore } from './reference-core.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
@@ -109,25 +101,30 @@ async function startStreamcore(base: string): Promise<Server> {
       storage: { disk: { dir: join(base, 'streamcore-data') } },
     }),
   );
-  const { url, child } = await startBuiltStreamcore(root, configFile);
+  const child = spawn(process.execPath, [mainFile], {
+    cwd: root,
+    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`streamcore exited with ${code}: ${output}`)));
+  });
   return { label: 'streamcore', url, child };
 }
 
 async function startReference(base: string): Promise<Server> {
-  const port = await freePort();
-  // The reference writes its config file but does not make the directory.
-  await mkdir(join(base, 'reference'), { recursive: true });
-  const child = spawn(referenceBinary!, [], {
-    cwd: base,
-    env: referenceEnvironment(referenceBinary!, join(base, 'reference'), port, {
-      username: USERNAME,
-      password: PASSWORD,
-    }),
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { child, url } = await startReferenceCore(referenceBinary!, base, {
+    CORE_API_AUTH_ENABLE: 'true',
+    CORE_API_AUTH_USERNAME: USERNAME,
+    CORE_API_AUTH_PASSWORD: PASSWORD,
   });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForReference(url, child);
-  return { label: 'datarhei Core v16.14.0 (reference)', url, child };
+  return { label: REFERENCE_LABEL, url, child };
 }
 
 async function checkLogin(server: Server): Promise<void> {
@@ -167,16 +164,4 @@ function summarize(rounds: Round[]): { rps: number; cpu: number; failed: number 
     cpu: median(rounds.map((r) => r.cpuMicrosPerLogin)),
     failed: rounds.reduce((sum, r) => sum + r.failed, 0),
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }

@@ -1,10 +1,12 @@
 /** Small measuring helpers the benchmarks share: medians, a child's CPU time, CPU pinning, ports. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { readStartScript } from '../scripts/start-script.js';
 
 /** USER_HZ on Linux: the unit of the CPU times in /proc/<pid>/stat. */
 export const CLOCK_TICKS_PER_SEC = 100;
@@ -77,71 +79,43 @@ export function pingOnce(port: number): Promise<boolean> {
   });
 }
 
-/** Waits until the reference (a child that cannot report its URL) answers `GET /ping`, up to 30 s. */
-export async function waitForReference(url: string, child: ChildProcess): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the reference exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/ping`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (attempt > 300) throw new Error('the reference did not answer /ping within 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/**
+ * Node's arguments to run the built server as `npm start` does (its flags, `dist/main.js`), for
+ * rounds beside the reference; throws when the build is missing.
+ */
+export function builtServerArgs(): string[] {
+  const script = readStartScript();
+  const entry = join(import.meta.dirname, '..', script.entry);
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first`);
+  return [...script.flags, entry];
 }
 
 /**
- * Starts built streamcore (`node dist/main.js`, `prefix` before it, e.g. taskset) with `configFile`
- * and resolves with its base URL from the start-up log line (log level info).
+ * Starts the built server (`builtServerArgs`) with its config, db and data under `dir`: an API on
+ * a loopback port of its choosing unless `config` names one, log level warn; `config`'s top-level
+ * keys replace the defaults'.
  */
-export async function startBuiltStreamcore(
-  root: string,
-  configFile: string,
+export async function spawnBuiltServer(
+  dir: string,
+  config: Record<string, unknown>,
+  /** A command the server runs under (e.g. `taskset -c 0`), so that processes it forks inherit it. */
   prefix: string[] = [],
-): Promise<{ url: string; child: ChildProcess }> {
-  const [command, ...args] = [...prefix, process.execPath, join(root, 'dist', 'main.js')];
-  const child = spawn(command, args, {
-    cwd: root,
-    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+): Promise<ChildProcess> {
+  const configFile = join(dir, 'config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      address: '127.0.0.1:0',
+      db: { dir: join(dir, 'db') },
+      storage: { disk: { dir: join(dir, 'data') } },
+      ...config,
+    }),
+  );
+  // SERVER_NODE_FLAGS adds Node flags to the server alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+  const extra = (process.env.SERVER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+  const [command, ...args] = [...prefix, process.execPath, ...extra, ...builtServerArgs()];
+  return spawn(command ?? process.execPath, args, {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, CORE_CONFIGFILE: configFile, CORE_LOG_LEVEL: 'warn' },
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match?.[1] !== undefined) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`streamcore exited with ${code}: ${output}`)));
-  });
-  return { url, child };
-}
-
-/**
- * The environment the reference runs with in the benchmarks: its files under `home`, loopback
- * `port`, auth on with `username`/`password`, RTMP, SRT and the update check off, log level info.
- */
-export function referenceEnvironment(
-  binary: string,
-  home: string,
-  port: number,
-  login: { username: string; password: string },
-): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    CORE_CONFIGFILE: join(home, 'config.json'),
-    CORE_DB_DIR: join(home, 'db'),
-    CORE_STORAGE_DISK_DIR: join(home, 'data'),
-    CORE_ADDRESS: `127.0.0.1:${port}`,
-    CORE_API_AUTH_ENABLE: 'true',
-    CORE_API_AUTH_USERNAME: login.username,
-    CORE_API_AUTH_PASSWORD: login.password,
-    CORE_LOG_LEVEL: 'info',
-    // The reference refuses to start without a mime-types file; its source tree has one.
-    CORE_STORAGE_MIMETYPES_FILE: join(dirname(binary), 'mime.types'),
-    CORE_UPDATE_CHECK: 'false',
-    CORE_RTMP_ENABLE: 'false',
-    CORE_SRT_ENABLE: 'false',
-  };
 }

@@ -13,7 +13,7 @@
  * The encoder's uploads reach S3 (one PUT per segment and per playlist version); the viewers'
  * reads should not (the server keeps what it wrote in its cache).
  *
- * Run: node --import tsx bench/s3-viewers.ts   (about 3 minutes; DURATION_SEC, VIEWERS to change)
+ * Run: npm run build && node --import tsx bench/s3-viewers.ts   (about 3 minutes; DURATION_SEC, VIEWERS to change)
  */
 import { runRound, type RoundResult } from './hls-viewers.js';
 import { startS3Endpoint } from '../test/helpers/s3-endpoint.js';

@@ -25,19 +25,13 @@
  *      without REFERENCE_CORE only streamcore is measured)
  */
 import autocannon, { type Options as AutocannonOptions } from 'autocannon';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CLOCK_TICKS_PER_SEC,
-  freePort,
-  median,
-  referenceEnvironment,
-  startBuiltStreamcore,
-  waitForReference,
-} from './measure.js';
+import { CLOCK_TICKS_PER_SEC, freePort, median, pingOnce, spawnBuiltServer } from './measure.js';
+import { startReferenceCore } from './reference-core.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 3);
@@ -259,13 +253,12 @@ async function startStreamcore(base: string, cores: 1 | 2, workers: number): Pro
   const label = cores === 1 ? 'streamcore 1' : `streamcore ${cores} w${workers}`;
   const home = join(base, `streamcore-${cores}-${workers}`);
   await mkdir(home, { recursive: true });
-  const configFile = join(home, 'config.json');
-  await writeFile(
-    configFile,
-    JSON.stringify({
-      address: '127.0.0.1:0',
+  const port = await freePort();
+  const child = await spawnBuiltServer(
+    home,
+    {
+      address: `127.0.0.1:${port}`,
       api: { workers, auth: { enable: true, username: USERNAME, password: PASSWORD } },
-      db: { dir: join(home, 'db') },
       storage: {
         disk: { dir: join(home, 'data') },
         memory: { auth: { enable: true, username: MEMFS_USER, password: MEMFS_PASSWORD } },
@@ -273,33 +266,36 @@ async function startStreamcore(base: string, cores: 1 | 2, workers: number): Pro
       metrics: { enable: true, interval_sec: 2, range_sec: 300 },
       rtmp: { enable: false },
       srt: { enable: false },
-    }),
+    },
+    // Under taskset from the start, so that the API workers it forks inherit the same cores.
+    ['taskset', '-c', cpuList(cores)],
   );
-  const { url, child } = await startBuiltStreamcore(root, configFile, ['taskset', '-c', cpuList(cores)]);
+  for (let attempt = 0; !(await pingOnce(port)); attempt++) {
+    if (child.exitCode !== null) throw new Error(`streamcore exited with ${child.exitCode}`);
+    if (attempt > 300) throw new Error('streamcore did not answer /ping within 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   // The workers start after the listener: wait until one has joined (or none is expected).
   await new Promise((resolve) => setTimeout(resolve, workers === 0 ? 0 : 3000));
-  return { label, kind: 'streamcore', cores, url, child, token: '' };
+  return { label, kind: 'streamcore', cores, url: `http://127.0.0.1:${port}`, child, token: '' };
 }
 
 async function startReference(base: string, binary: string, cores: 1 | 2): Promise<Server> {
-  const port = await freePort();
   const home = join(base, `reference-${cores}`);
   await mkdir(home, { recursive: true });
-  const child = spawn('taskset', ['-c', cpuList(cores), binary], {
-    cwd: home,
-    env: {
-      ...referenceEnvironment(binary, home, port, { username: USERNAME, password: PASSWORD }),
-      CORE_STORAGE_MEMORY_AUTH_ENABLE: 'true',
-      CORE_STORAGE_MEMORY_AUTH_USERNAME: MEMFS_USER,
-      CORE_STORAGE_MEMORY_AUTH_PASSWORD: MEMFS_PASSWORD,
-      CORE_METRICS_ENABLE: 'true',
-      CORE_METRICS_INTERVAL_SEC: '2',
-      CORE_METRICS_RANGE_SEC: '300',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { child, url } = await startReferenceCore(binary, home, {
+    CORE_API_AUTH_ENABLE: 'true',
+    CORE_API_AUTH_USERNAME: USERNAME,
+    CORE_API_AUTH_PASSWORD: PASSWORD,
+    CORE_STORAGE_MEMORY_AUTH_ENABLE: 'true',
+    CORE_STORAGE_MEMORY_AUTH_USERNAME: MEMFS_USER,
+    CORE_STORAGE_MEMORY_AUTH_PASSWORD: MEMFS_PASSWORD,
+    CORE_METRICS_ENABLE: 'true',
+    CORE_METRICS_INTERVAL_SEC: '2',
+    CORE_METRICS_RANGE_SEC: '300',
   });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForReference(url, child);
+  // Every thread of the Go runtime, those it makes later included (they inherit the mask).
+  execFileSync('taskset', ['-a', '-p', '-c', cpuList(cores), String(child.pid)], { stdio: 'ignore' });
   return { label: `reference ${cores}`, kind: 'reference', cores, url, child, token: '' };
 }
 

@@ -1,5 +1,5 @@
 import { AUTH_DOCS } from './auth/index.js';
-import { CLUSTER_DOCS } from './cluster/index.js';
+import { CLUSTER_API_DOCS, CLUSTER_DOCS } from './cluster/index.js';
 import { CONFIG_DOCS } from './config-api/index.js';
 import { DASHBOARD_DOCS } from './dashboard/index.js';
 import { EVENTS_DOCS } from './events/index.js';
@@ -40,6 +40,7 @@ export const API_CONTRACTS: ApiContracts = {
     ...TLS_DOCS,
     ...EVENTS_DOCS,
     ...CLUSTER_DOCS,
+    ...CLUSTER_API_DOCS,
   },
   sharedSchemas: [...PROCESS_SCHEMAS, ...SESSION_SCHEMAS],
 };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { createApiWorkers, type WorkerEntry, type WorkerPool } from './api-workers/index.js';
-import { createAuth, credentialsReloadStep } from './auth/index.js';
+import { createAuth } from './auth/index.js';
 import { Cluster } from './cluster/index.js';
 import { DEFAULT_DASHBOARD_DIR, loadDashboardAssets, registerDashboardRoutes } from './dashboard/index.js';
 import { configSecrets, resolveBindAddress, type Config } from './config/index.js';
@@ -123,7 +123,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       : Promise.resolve(deps.spawn);
   // A refusal (ffmpeg.sandbox "on" without bubblewrap) is thrown where it is awaited, below.
   spawnForEncoders.catch(() => undefined);
-  const { server, description, corsReload } = await createHttpServer(config, deps.logger, {
+  const { server, description, corsReload, localOnly } = await createHttpServer(config, deps.logger, {
     contracts: API_CONTRACTS,
     inspectAnswer: deps.inspectAnswer,
   });
@@ -189,6 +189,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       'storage.disk.max_size_mbytes',
       'storage.memory.max_size_mbytes',
       'storage.memory.purge',
+      'storage.memory.auth.enable',
       'storage.memory.auth.username',
       'storage.memory.auth.password',
     ]),
@@ -206,11 +207,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     now: deps.now ?? Date.now,
     fetch: deps.fetch ?? fetch,
     loadedAtMs: () => configStore?.loadedAt ?? startedAtMs,
+    localOnly,
   });
   // Also guards every route under /api/v3 registered after this line, in whatever scope.
   await auth.register(server);
   lifecycle.onShutdown(() => auth.close());
-  lifecycle.onReload(credentialsReloadStep(config, (settings) => auth.applyCredentials(settings)));
+  lifecycle.onReload(auth.reloadStep(config));
   lifecycle.onReload(logLevelReloadStep(deps.logger));
   // Read from the running config by every request that needs them.
   lifecycle.onReload(readAtUse('identity', ['name', 'host.name']));
@@ -244,8 +246,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     logger: deps.logger,
     now,
     lifecycle,
-    rtmpCollector: config.sessions.enable ? sessions.collectors.get('rtmp') : undefined,
-    srtCollector: config.sessions.enable ? sessions.collectors.get('srt') : undefined,
+    // Counted while `sessions.enable` is on, which they read at each connection (a reload may turn it).
+    rtmpCollector: sessions.collectors.get('rtmp'),
+    srtCollector: sessions.collectors.get('srt'),
     certificate: tls.certificate,
     events: events.bus,
   });
@@ -281,7 +284,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // After the server listens: {memfs} needs the base URL, and restored processes write into it.
   lifecycle.onListen((baseUrl) => processes.start(baseUrl));
   // A reload of `address` moves the listener; processes started from then on write to the new one.
-  const httpAddress = new HttpAddress(config, {
+  const httpAddress = new HttpAddress({
     http: server.server,
     logger: deps.logger,
     moved: (baseUrl) => {
@@ -305,10 +308,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       'srt.token',
       'srt.passphrase',
       // The secrets the processes' reports and commands mask.
+      'storage.memory.auth.enable',
       'storage.memory.auth.username',
       'storage.memory.auth.password',
     ],
-    prepare: () => ({ commit: () => processes.placeholdersChanged(), abort: () => undefined }),
+    prepare: (next) => {
+      // Every run writes memfs with a credential of its own, issued whether needed or not; turned
+      // on, only a memfs name no credential can cover would be refused (the reload is, instead).
+      const turnedOn = next.storage.memory.auth.enable && !config.storage.memory.auth.enable;
+      const problems = turnedOn ? processes.memfsAuthProblems() : [];
+      if (problems.length > 0) throw Object.assign(new Error(problems.join('; ')), { problems });
+      return { commit: () => processes.placeholdersChanged(), abort: () => undefined };
+    },
   });
   lifecycle.onFinal(() => httpAddress.close());
   // Shutdown steps run in reverse: encoders stop while memfs still takes their last writes.

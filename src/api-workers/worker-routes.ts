@@ -31,12 +31,15 @@ export interface WorkerRoutesDeps {
  * builds it anew, so every key these read takes effect exactly as in the main process.
  */
 export async function buildWorkerRoutes(config: Config, deps: WorkerRoutesDeps): Promise<WorkerRoutes> {
-  const { server } = await createHttpServer(config, deps.logger, { contracts: deps.contracts });
-  const auth = await createAuth(config, { logger: deps.logger, now: Date.now, fetch });
+  const { server, localOnly } = await createHttpServer(config, deps.logger, { contracts: deps.contracts });
+  const auth = await createAuth(config, { logger: deps.logger, now: Date.now, fetch, localOnly });
   await auth.register(server);
   // After the guard, as in the main process: a request it refuses is not counted there either.
-  if (config.sessions.enable)
-    new TrafficMeter(new IpIgnoreList(() => config.sessions.ip_ignorelist), deps.requests).install(server);
+  // `config` is fixed for these routes (a change builds them anew), so the flag is read once.
+  new TrafficMeter(new IpIgnoreList(() => config.sessions.ip_ignorelist), deps.requests).install(
+    server,
+    () => config.sessions.enable,
+  );
   await server.register(
     async (v3) => registerMetricsApi(v3, deps.replica, config.api.max_body_kbytes * 1024),
     { prefix: '/api/v3' },

@@ -11,8 +11,8 @@ export interface ApiIdentityOptions {
   /** `name` of the configuration in effect (a reload may change it). */
   name: () => string;
   id: string;
-  /** The `auths` list (docs/api.md#identity-of-the-api). */
-  auths: readonly string[];
+  /** The `auths` list (docs/api.md#identity-of-the-api), as authentication is now (a reload may turn it on or off). */
+  auths: () => readonly string[];
   /** Server start, milliseconds since the epoch (for the uptime). */
   startedAtMs: number;
   /**
@@ -24,8 +24,8 @@ export interface ApiIdentityOptions {
   now: () => number;
   /** This implementation's version (package.json). */
   serverVersion: string;
-  /** Undefined when auth is disabled: everyone gets the full form. */
-  verifier: AccessVerifier | undefined;
+  /** Undefined while auth is disabled: everyone gets the full form. */
+  verifier: () => AccessVerifier | undefined;
 }
 
 /**
@@ -33,7 +33,14 @@ export interface ApiIdentityOptions {
  * disabled), the minimal form otherwise; always 200.
  */
 export function registerApiIdentity(server: FastifyInstance, options: ApiIdentityOptions): void {
-  const minimal = JSON.stringify({ app: APP, auths: options.auths, version: { number: MINIMAL_VERSION } });
+  // Made again only when the list changes (authentication turned on or off).
+  let minimalOf: { auths: readonly string[]; text: string } | undefined;
+  const minimal = (auths: readonly string[]): string => {
+    if (minimalOf?.auths !== auths) {
+      minimalOf = { auths, text: JSON.stringify({ app: APP, auths, version: { number: MINIMAL_VERSION } }) };
+    }
+    return minimalOf.text;
+  };
   const version = {
     number: FULL_VERSION,
     repository_commit: '',
@@ -44,7 +51,7 @@ export function registerApiIdentity(server: FastifyInstance, options: ApiIdentit
   };
   const full = (): object => ({
     app: APP,
-    auths: options.auths,
+    auths: options.auths(),
     name: options.name(),
     id: options.id,
     created_at: new Date(options.loadedAtMs()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
@@ -55,9 +62,11 @@ export function registerApiIdentity(server: FastifyInstance, options: ApiIdentit
 
   for (const url of ['/api', '/api/']) {
     server.get(url, async (request, reply) => {
-      const { verifier } = options;
+      const verifier = options.verifier();
       const authorized = verifier === undefined || (await verifier.isValid(request.headers.authorization));
-      return reply.type('application/json; charset=utf-8').send(authorized ? full() : minimal);
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(authorized ? full() : minimal(options.auths()));
     });
   }
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { replyError, type LocalOnly } from '../http/index.js';
+import type { ReloadStep } from '../lifecycle/index.js';
 import { AccessVerifier } from './access-verifier.js';
 import { readServerVersion, registerApiIdentity } from './api-identity.js';
 import { PasswordCheck } from './credentials.js';
@@ -20,28 +22,25 @@ export interface AuthDeps {
   fetch: typeof fetch;
   /** When the configuration in effect was loaded, ms (`created_at` of `GET /api`); default: now. */
   loadedAtMs?: () => number;
+  /** What stands in for authentication while it is off: switched here together with the guard. */
+  localOnly: LocalOnly;
 }
 
 /** Authentication as the app wires it (docs/api.md#identity-of-the-api, docs/auth.md). */
 export interface Auth {
   /**
-   * The `onRequest` hook that checks the access token (docs/auth.md#the-guard-on-apiv3); lets everything through when
-   * auth is disabled. `register` applies it to every request under `/api/v3`.
-   */
-  readonly guard: Guard;
-  /**
-   * Registers `GET /api`, `GET /api/`, and, when auth is enabled, the login routes and a root
-   * `onRequest` hook that guards every request whose path lies under `/api/v3`, whichever route (of
-   * whichever scope) it matches, or none. Call at the root before any route it must guard is
-   * registered.
+   * Registers `GET /api`, `GET /api/`, the login routes (answered 404 while authentication is off)
+   * and a root `onRequest` hook that guards every request whose path lies under `/api/v3`,
+   * whichever route (of whichever scope) it matches, or none. Call at the root before any route
+   * it must guard is registered.
    */
   register(server: FastifyInstance): Promise<void>;
   /**
-   * Puts a reloaded `api.auth` into effect: new username, password and JWT secret are used from
-   * now on and every token issued before is refused. Answers false, changing nothing, when the
-   * change needs the next start (authentication turned on or off).
+   * The reload of `api.auth`: authentication turned on or off, and new username, password and JWT
+   * secret, at once; every token issued before a change is refused. `running` is the running
+   * configuration.
    */
-  applyCredentials(settings: Config['api']['auth']): boolean;
+  reloadStep(running: Config): ReloadStep<Config>;
   /** Ends pending failure delays, so shutdown does not wait for them. */
   close(): void;
   /**
@@ -57,48 +56,48 @@ export interface FailingKeys {
   usernames: string[];
 }
 
-const V3_PREFIX = '/api/v3';
+/** Authentication while it is on: what the configured credentials make. */
+interface Protection {
+  readonly tokens: OwnTokens;
+  readonly verifier: AccessVerifier;
+  readonly passwords: PasswordCheck;
+  readonly guard: Guard;
+}
 
-/** Builds authentication from the config: keys, tokens, throttling, identity providers, routes. */
+const V3_PREFIX = '/api/v3';
+const RELOAD_KEYS = ['api.auth.enable', 'api.auth.username', 'api.auth.password', 'api.auth.jwt.secret'];
+
+/**
+ * Builds authentication from the config: keys, tokens, throttling, identity providers, routes.
+ * Everything is registered whether authentication is on or not, so a reload can turn it on or off
+ * (docs/configuration.md#what-a-reload-applies): the guard, the login routes and `GET /api` ask
+ * which protection is in effect at each request.
+ */
 export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> {
   const settings = config.api.auth;
   const startedAtMs = deps.now();
   const loadedAtMs = deps.loadedAtMs ?? (() => startedAtMs);
   const serverVersion = await readServerVersion();
   const failureDelay = new FailureDelay(settings.throttle.delay_ms);
-  const close = (): void => failureDelay.endAll();
   const throttleListeners: ((keys: FailingKeys) => void)[] = [];
   const onThrottleChange = (listener: (keys: FailingKeys) => void): void =>
     void throttleListeners.push(listener);
-
-  if (!settings.enable) {
-    const open: Guard = (_request, _reply, done) => done();
+  const protect = (current: Config['api']['auth']): Protection => {
+    const tokens = new OwnTokens({
+      key: deriveSigningKey(current.jwt.secret, current.username, current.password),
+      accessTtlSec: settings.jwt.access_ttl_sec,
+      refreshTtlSec: settings.jwt.refresh_ttl_sec,
+      now: deps.now,
+    });
+    const verifier = new AccessVerifier(tokens, deps.now);
     return {
-      guard: open,
-      async register(server) {
-        registerApiIdentity(
-          server,
-          identityOptions(config, [], { startedAtMs, loadedAtMs }, deps.now, serverVersion, undefined),
-        );
-        return Promise.resolve();
-      },
-      // Off stays off whatever the credentials are; turning it on needs the guard of a new start.
-      applyCredentials: (next) => !next.enable,
-      close,
-      onThrottleChange,
+      tokens,
+      verifier,
+      passwords: new PasswordCheck(current.username, current.password),
+      guard: createGuard(verifier),
     };
-  }
-
-  const key = deriveSigningKey(settings.jwt.secret, settings.username, settings.password);
-  const tokens = new OwnTokens({
-    key,
-    accessTtlSec: settings.jwt.access_ttl_sec,
-    refreshTtlSec: settings.jwt.refresh_ttl_sec,
-    now: deps.now,
-  });
-  const verifier = new AccessVerifier(tokens, deps.now);
-  const passwords = new PasswordCheck(settings.username, settings.password);
-  const guard = createGuard(verifier);
+  };
+  let protection = settings.enable ? protect(settings) : undefined;
   const providers =
     settings.auth0.enable && settings.auth0.tenants.length > 0
       ? new IdentityProviders(settings.auth0.tenants, {
@@ -107,7 +106,15 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
           logger: deps.logger,
         })
       : undefined;
-  const auths = ['localjwt', ...(providers?.describe() ?? [])];
+  const protectedAuths = ['localjwt', ...(providers?.describe() ?? [])];
+  const guard: Guard = (request, reply, done) => {
+    if (protection !== undefined) return protection.guard(request, reply, done);
+    // Asked again here: authentication may have been turned off since this request passed the
+    // local-only hook while it was on.
+    const refusal = deps.localOnly.apiRefusal(request);
+    if (refusal === undefined) done();
+    else replyError(reply, refusal);
+  };
 
   const throttle: LoginThrottle = new LoginThrottle({
     maxFailures: settings.throttle.max_failures,
@@ -122,15 +129,20 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
   });
 
   return {
-    guard,
     async register(server) {
-      registerApiIdentity(
-        server,
-        identityOptions(config, auths, { startedAtMs, loadedAtMs }, deps.now, serverVersion, verifier),
-      );
+      registerApiIdentity(server, {
+        // `config` is the running configuration, which a reload updates in place for `name`.
+        name: () => config.name,
+        id: config.id,
+        auths: () => (protection === undefined ? [] : protectedAuths),
+        startedAtMs,
+        loadedAtMs,
+        now: deps.now,
+        serverVersion,
+        verifier: () => protection?.verifier,
+      });
       await registerLoginRoutes(server, {
-        tokens,
-        passwords,
+        protection: () => protection,
         throttle,
         providers,
         failureDelay,
@@ -141,26 +153,37 @@ export async function createAuth(config: Config, deps: AuthDeps): Promise<Auth> 
       // (escapes, absolute form, duplicate slashes, case) are pinned by test/auth/guard.test.ts.
       server.addHook('onRequest', createPrefixGuard(guard, V3_PREFIX));
     },
-    applyCredentials(next) {
-      if (!next.enable) return false;
-      tokens.rekey(deriveSigningKey(next.jwt.secret, next.username, next.password));
-      verifier.forgetAll();
-      passwords.replace(next.username, next.password);
-      return true;
+    reloadStep(running) {
+      return {
+        name: 'auth',
+        keys: RELOAD_KEYS,
+        prepare(next) {
+          const built = next.api.auth.enable ? protect(next.api.auth) : undefined;
+          const turned = next.api.auth.enable !== running.api.auth.enable;
+          return {
+            commit: () => {
+              // One synchronous switch: no request sees the guard of one and the local-only rules of the other.
+              protection = built;
+              deps.localOnly.active = built === undefined;
+              if (turned) logTurned(deps.logger, built !== undefined);
+            },
+            abort: () => undefined,
+          };
+        },
+      };
     },
-    close,
+    close: () => failureDelay.endAll(),
     onThrottleChange,
   };
 }
 
-function identityOptions(
-  config: Config,
-  auths: string[],
-  times: { startedAtMs: number; loadedAtMs: () => number },
-  now: () => number,
-  serverVersion: string,
-  verifier: AccessVerifier | undefined,
-): Parameters<typeof registerApiIdentity>[1] {
-  // `config` is the running configuration, which a reload updates in place for `name`.
-  return { name: () => config.name, id: config.id, auths, ...times, now, serverVersion, verifier };
+function logTurned(logger: Logger, on: boolean): void {
+  if (on)
+    logger.info(
+      'api.auth.enable: authentication is on; every request under /api/v3 needs a token from now on',
+    );
+  else
+    logger.warn(
+      'api.auth.enable: authentication is off; only clients on this machine may use the API from now on (an address without a host listens on loopback)',
+    );
 }

@@ -5,4 +5,3 @@ export { PasswordCheck } from './credentials.js';
 export { readLoginForm } from './login-body.js';
 export { FailureDelay } from './failure-delay.js';
 export { AUTH_DOCS } from './contract.js';
-export { credentialsReloadStep } from './credentials-reload.js';

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError, JSON_CONTENT_TYPE } from '../http/index.js';
 import { bearerToken } from './bearer.js';
@@ -11,9 +11,15 @@ import { MalformedJsonBody, readLoginForm } from './login-body.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { OwnTokens, TokenPair } from './own-tokens.js';
 
-export interface LoginRoutesDeps {
+/** What a login checks and issues with: the configured credentials while authentication is on. */
+export interface LoginKeys {
   tokens: OwnTokens;
   passwords: PasswordCheck;
+}
+
+export interface LoginRoutesDeps {
+  /** Undefined while authentication is off: then the routes answer 404, as if they did not exist. */
+  protection: () => LoginKeys | undefined;
   throttle: LoginThrottle;
   /** Undefined when identity-provider login is off. */
   providers: IdentityProviders | undefined;
@@ -43,18 +49,37 @@ export async function registerLoginRoutes(server: FastifyInstance, deps: LoginRo
         done(null, new MalformedJsonBody((error as Error).message));
       }
     });
-    scope.post('/api/login', (request) => login(request, deps));
-    scope.get('/api/login/refresh', (request) => refresh(request, deps));
+    // Registered whether authentication is on or not (a reload may turn it on); a 405 for another
+    // method only while it is on.
+    const config = { allowHeader: () => deps.protection() !== undefined };
+    scope.post('/api/login', { config }, (request, reply) =>
+      whileOn(reply, deps, (keys) => login(request, keys, deps)),
+    );
+    scope.get('/api/login/refresh', { config }, (request, reply) =>
+      whileOn(reply, deps, (keys) => refresh(request, keys)),
+    );
     registered();
   });
 }
 
-async function login(request: FastifyRequest, deps: LoginRoutesDeps): Promise<TokenPair> {
+/** Answers what `answer` gives while authentication is on, the 404 of an unknown route otherwise. */
+async function whileOn<T>(
+  reply: FastifyReply,
+  deps: LoginRoutesDeps,
+  answer: (keys: LoginKeys) => Promise<T>,
+): Promise<T | FastifyReply> {
+  const keys = deps.protection();
+  if (keys !== undefined) return answer(keys);
+  reply.callNotFound();
+  return reply;
+}
+
+async function login(request: FastifyRequest, keys: LoginKeys, deps: LoginRoutesDeps): Promise<TokenPair> {
   const form = readLoginForm(request.body);
-  if ('username' in form) return passwordLogin(request, form.username, form.password, deps);
+  if ('username' in form) return passwordLogin(request, form.username, form.password, keys, deps);
   const token = bearerToken(request.headers.authorization);
   if (token !== undefined && deps.providers !== undefined) {
-    return providerLogin(request, token, deps.providers, deps);
+    return providerLogin(request, token, deps.providers, keys, deps);
   }
   const problems =
     token === undefined ? form.problems : [...form.problems, 'identity-provider login is not enabled'];
@@ -65,13 +90,14 @@ async function passwordLogin(
   request: FastifyRequest,
   username: string,
   password: string,
+  keys: LoginKeys,
   deps: LoginRoutesDeps,
 ): Promise<TokenPair> {
   const address = request.ip;
   refuseWhenThrottled(deps, address, username);
-  if (deps.passwords.matches(username, password)) {
+  if (keys.passwords.matches(username, password)) {
     deps.throttle.recordSuccess(address, username);
-    return deps.tokens.issuePair(username);
+    return keys.tokens.issuePair(username);
   }
   await failLogin(request, deps, { username, method: 'password', reason: 'wrong username or password' });
   throw new ApiError('UNAUTHORIZED', 'Invalid authorization credentials: wrong username or password');
@@ -81,6 +107,7 @@ async function providerLogin(
   request: FastifyRequest,
   token: string,
   providers: IdentityProviders,
+  keys: LoginKeys,
   deps: LoginRoutesDeps,
 ): Promise<TokenPair> {
   const address = request.ip;
@@ -104,14 +131,14 @@ async function providerLogin(
     throw new ApiError('UNAUTHORIZED', `Invalid authorization credentials: ${error.message}`);
   }
   deps.throttle.recordSuccess(address, undefined);
-  return deps.tokens.issuePair(subject);
+  return keys.tokens.issuePair(subject);
 }
 
-async function refresh(request: FastifyRequest, deps: LoginRoutesDeps): Promise<{ access_token: string }> {
+async function refresh(request: FastifyRequest, keys: LoginKeys): Promise<{ access_token: string }> {
   const token = bearerToken(request.headers.authorization);
-  const verified = token === undefined ? undefined : await deps.tokens.verify(token, 'refresh');
+  const verified = token === undefined ? undefined : await keys.tokens.verify(token, 'refresh');
   if (verified === undefined) throw invalidTokenError();
-  return { access_token: deps.tokens.issue(verified.subject, 'access') };
+  return { access_token: keys.tokens.issue(verified.subject, 'access') };
 }
 
 function refuseWhenThrottled(deps: LoginRoutesDeps, address: string, username: string | undefined): void {

@@ -9,21 +9,30 @@ import { EtcdClient, EtcdUnavailable } from './etcd-client.js';
 import { EtcdProcessStore } from './etcd-process-store.js';
 import { Fence } from './fence.js';
 import { registerForwarding } from './forward.js';
-import { registerMediaRedirects } from './media.js';
+import { registerMediaFromPeers } from './media.js';
 import { registerProcessAliases } from './process-aliases.js';
+import { registerClusterApi } from './api-routes.js';
 import { keys } from './keys.js';
 import { elect, leadOnce } from './leader.js';
 import { reconcile } from './reconcile.js';
+import { NodeTenure } from './node-tenure.js';
 import { MachineLoad } from './resources.js';
 import { EtcdProbe, everyPeerLostEtcd } from './quorum-check.js';
 import { registerClusterRoutes, registerEtcdProbeRoute, type ClusterRouteSource } from './routes.js';
 import { NodeSession } from './session.js';
-import { ClusterView } from './view.js';
+import { SoonerReads } from './sooner-reads.js';
+import { ClusterView, type ClusterSnapshot } from './view.js';
 import { startWatchdog } from './watchdog.js';
 
 /** How often the lease is renewed, and the picture of the cluster read, ms. */
 const RENEW_MS = 1000;
 const READ_MS = 500;
+/**
+ * While a node seems dead (its registration unchanged this long, ms) or its processes' moves are
+ * awaited, the picture is read this often, for at most a lease time (sooner-reads.ts).
+ */
+const STALE_NODE_MS = 2500;
+const SOONER_READ_MS = 100;
 const FENCE_CHECK_MS = 100;
 /** While the lease cannot be renewed, the peers are asked this often, at most this many questions at once. */
 const QUORUM_QUESTION_MS = 500;
@@ -37,6 +46,9 @@ const ETCD_CALL_TIMEOUT_MS = 1000;
 const KILL_MARGIN_MS = 1000;
 /** The server stops its encoders itself this long before the watchdog would. */
 const STOP_AHEAD_MS = 1500;
+/** Rebalancing (rebalance.ts): at most this many moves at once, then a pause of this long. */
+const REBALANCE_MOVES = 2;
+const REBALANCE_PAUSE_MS = 2000;
 
 export interface ClusterDeps {
   config: Config;
@@ -50,7 +62,7 @@ export interface ClusterDeps {
  * the cluster it reads from etcd, the store the process service writes through, the leader's
  * work when it is the leader, and the routes. Built before the process service (which takes its
  * store and its spawn gate), attached to it, started once the server listens.
- * Just past 300 lines: the node's cycle (renew the lease, read the cluster, act as leader, fence
+ * Past 300 lines: the node's cycle (renew the lease, read the cluster, act as leader, fence
  * on a lost lease) is one order in time that reads best in one place; each step's work is in
  * its own module.
  */
@@ -74,6 +86,10 @@ export class Cluster {
   private connectedSince: number;
   /** Monotonic ms of the last renewal of the lease. */
   private renewedAt = 0;
+  /** Monotonic ms of this node's last rebalancing moves as the leader. */
+  private rebalancedAt = -Infinity;
+  private readonly tenure = new NodeTenure(this.monotonic);
+  private readonly sooner: SoonerReads;
 
   constructor(private readonly deps: ClusterDeps) {
     const { cluster } = deps.config;
@@ -84,12 +100,13 @@ export class Cluster {
       endpoints: cluster.etcd.endpoints,
       username: cluster.etcd.username,
       password: cluster.etcd.password,
-      fetch: deps.fetch,
+      tls: { caFile: cluster.etcd.ca_file, certFile: cluster.etcd.cert_file, keyFile: cluster.etcd.key_file },
       timeoutMs: ETCD_CALL_TIMEOUT_MS,
     });
     this.view = new ClusterView(this.etcd, monotonic);
     this.probe = new EtcdProbe(this.etcd, monotonic);
     const ttlMs = cluster.lease_ttl_sec * 1000;
+    this.sooner = new SoonerReads(STALE_NODE_MS, ttlMs, monotonic);
     this.fence = new Fence(ttlMs, KILL_MARGIN_MS, monotonic, startWatchdog());
     this.session = new NodeSession({
       etcd: this.etcd,
@@ -128,8 +145,9 @@ export class Cluster {
 
   registerForwarding(server: FastifyInstance): void {
     registerEtcdProbeRoute(server, this.routeSource());
-    registerMediaRedirects(server, {
+    registerMediaFromPeers(server, {
       me: this.nodeId,
+      mode: this.deps.config.cluster.media,
       snapshot: () => this.view.snapshot,
       fetch: this.deps.fetch,
     });
@@ -137,8 +155,9 @@ export class Cluster {
       me: this.nodeId,
       selfAddress: () => this.address,
       snapshot: () => this.view.snapshot,
-      refresh: () => this.view.refresh(),
+      pictureAfter: (mark) => this.view.pictureAfter(mark),
       readsStarted: () => this.view.readsStarted,
+      references: this.deps.config.cluster.reference_placement,
       fetch: this.deps.fetch,
       logger: this.deps.logger,
     });
@@ -147,6 +166,16 @@ export class Cluster {
   registerApi(v3: FastifyInstance): void {
     registerClusterRoutes(v3, this.routeSource());
     registerProcessAliases(v3, () => this.address, this.deps.fetch);
+    registerClusterApi(v3, {
+      me: this.nodeId,
+      selfAddress: () => this.address,
+      snapshot: () => this.view.snapshot,
+      refresh: () => this.view.refresh(),
+      fetch: this.deps.fetch,
+      degradedError: () => this.lastError,
+      now: this.deps.now,
+      etcd: this.etcd,
+    });
   }
 
   private routeSource(): ClusterRouteSource {
@@ -166,7 +195,15 @@ export class Cluster {
   start(baseUrl: string): void {
     this.address = this.deps.config.cluster.advertise_address.replace(/\/+$/, '') || baseUrl;
     this.every('session', RENEW_MS, () => this.renew());
-    this.every('view', READ_MS, () => this.step());
+    // A failover waits for no periodic read: the leader sees the lease expire, the nodes the moves.
+    this.every(
+      'view',
+      READ_MS,
+      () => this.step(),
+      (read) => {
+        if (this.sooner.wanted(this.view.snapshot)) setTimeout(read, SOONER_READ_MS).unref();
+      },
+    );
     this.every('fence', FENCE_CHECK_MS, () => this.checkFence());
     // Not one after the other: a question may wait for a slow peer, and each counts from when it was sent.
     let asking = 0;
@@ -194,16 +231,26 @@ export class Cluster {
     for (const timer of this.timers) clearInterval(timer);
     await this.detachAll();
     await this.session.leave();
+    this.etcd.close();
     this.fence.close();
   }
 
-  private every(name: string, ms: number, work: () => Promise<void>): void {
+  /** Runs `work` every `ms`, never twice at once; `then` may ask for a run before the next one. */
+  private every(
+    name: string,
+    ms: number,
+    work: () => Promise<void>,
+    then: (again: () => void) => void = () => undefined,
+  ): void {
     const run = (): void => {
       if (this.closed || this.busy.has(name)) return;
       this.busy.add(name);
       work()
         .catch((error: unknown) => this.failed(error))
-        .finally(() => this.busy.delete(name));
+        .finally(() => {
+          this.busy.delete(name);
+          if (!this.closed) then(run);
+        });
     };
     this.timers.push(setInterval(run, ms));
     run();
@@ -242,7 +289,30 @@ export class Cluster {
     const store = this.store;
     const lease = this.session.currentLease;
     if (service === undefined || store === undefined || lease === undefined || !this.fenceHolds()) return;
-    await reconcile(snapshot, {
+    await this.reconcile(snapshot, service, store);
+    // A node elected now leads on the picture it was elected on (every move compares what it
+    // read), rather than a read later: a dead leader's processes wait no longer for it.
+    if (!(await elect(snapshot, this.etcd, this.nodeId, lease))) return;
+    const ttlMs = this.deps.config.cluster.lease_ttl_sec * 1000;
+    const mayMoveFromDead = this.monotonic() - this.connectedSince >= ttlMs;
+    const paused = this.monotonic() - this.rebalancedAt < REBALANCE_PAUSE_MS;
+    const { moved, rebalanced } = await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger, {
+      mayMoveFromDead,
+      references: this.deps.config.cluster.reference_placement,
+      rebalance: paused ? 0 : REBALANCE_MOVES,
+      receivers: this.tenure.steady(snapshot, ttlMs),
+    });
+    if (rebalanced > 0) this.rebalancedAt = this.monotonic();
+    // What it just gave itself need not wait for the next read.
+    if (moved > 0 && this.fenceHolds()) await this.reconcile(await this.view.refresh(), service, store);
+  }
+
+  private reconcile(
+    snapshot: ClusterSnapshot,
+    service: ProcessService,
+    store: EtcdProcessStore,
+  ): Promise<void> {
+    return reconcile(snapshot, {
       me: this.nodeId,
       service,
       store,
@@ -250,12 +320,6 @@ export class Cluster {
       logger: this.deps.logger,
       mayRun: () => this.fenceHolds(),
     });
-    if (snapshot.leader === undefined) await elect(snapshot, this.etcd, this.nodeId, lease);
-    else if (snapshot.leader === this.nodeId) {
-      const ttlMs = this.deps.config.cluster.lease_ttl_sec * 1000;
-      const mayMoveFromDead = this.monotonic() - this.connectedSince >= ttlMs;
-      await leadOnce(snapshot, this.etcd, this.nodeId, this.deps.logger, mayMoveFromDead);
-    }
   }
 
   private fenceHolds(): boolean {
@@ -305,7 +369,8 @@ export class Cluster {
 
   private failed(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    if (this.lastError === '') this.deps.logger.warn({ err: error }, 'cluster: etcd cannot be reached');
+    if (this.lastError === '')
+      this.deps.logger.warn({ err: error }, `cluster: etcd cannot be reached: ${message}`);
     this.lastError = message;
   }
 

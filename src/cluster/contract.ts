@@ -2,13 +2,17 @@ import { Type, type Static } from 'typebox';
 import { PROCESS_ALIAS_DOCS } from './process-aliases.js';
 import { BEARER, errors, GUARDED, JSON_BODY, PUBLIC, type RouteDoc } from '../http/index.js';
 
-/** A node's resources as it last registered them (the reference's `ClusterNodeResources`, in part). */
+/** A node's resources as it last registered them (the reference's `ClusterNodeResources`, without GPUs). */
 const ClusterNodeResources = Type.Object(
   {
+    is_throttling: Type.Boolean({ description: 'always false: streamcore does not throttle a node' }),
     ncpu: Type.Number({ description: 'logical CPUs' }),
     cpu_used: Type.Number({ description: 'CPU in use, percent of one CPU times ncpu (0–100·ncpu)' }),
+    cpu_limit: Type.Number({ description: 'CPU the node may use, 100·ncpu' }),
     memory_used_bytes: Type.Integer(),
+    memory_limit_bytes: Type.Integer({ description: "the machine's memory" }),
     memory_total_bytes: Type.Integer(),
+    error: Type.String(),
     encoders: Type.Integer({ description: 'encoders running on the node now' }),
     processes: Type.Integer({ description: 'processes the cluster placed on the node' }),
     max_processes: Type.Integer({ description: "the node's ffmpeg.max_processes; 0: no limit" }),
@@ -16,13 +20,35 @@ const ClusterNodeResources = Type.Object(
   { title: 'ClusterNodeResources' },
 );
 
-const ClusterNode = Type.Object(
+/** The node's API as the answering node sees it (the reference's `ClusterNodeCore`). */
+const ClusterNodeCore = Type.Object(
+  {
+    address: Type.String(),
+    status: Type.String({ description: '`online`: registered in etcd' }),
+    error: Type.String(),
+    last_contact_ms: Type.Number(),
+    latency_ms: Type.Number({ description: 'always 0: not measured' }),
+    version: Type.String(),
+  },
+  { title: 'ClusterNodeCore' },
+);
+
+/** A node (the reference's `ClusterNode`; `voter` is always true, every node may lead). */
+export const ClusterNode = Type.Object(
   {
     id: Type.String(),
+    name: Type.String({ description: 'the node id' }),
+    version: Type.String({ description: 'the v16 API version the node answers' }),
     address: Type.String({ description: "base URL of the node's API" }),
     status: Type.String({ description: '`online` or `maintenance` (drained)' }),
+    error: Type.String(),
+    voter: Type.Boolean(),
     leader: Type.Boolean(),
+    created_at: Type.String({ description: 'when the node joined, RFC 3339' }),
+    uptime_seconds: Type.Integer(),
     last_contact_ms: Type.Number({ description: 'ms since the node last renewed its registration' }),
+    latency_ms: Type.Number({ description: 'always 0: not measured' }),
+    core: ClusterNodeCore,
     resources: ClusterNodeResources,
   },
   { title: 'ClusterNode' },

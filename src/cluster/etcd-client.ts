@@ -1,9 +1,11 @@
 /**
- * etcd v3 through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`, `/v3/lease/*`) over `fetch`: no
- * gRPC stack, and each call has its own deadline, so a lost quorum shows as a failed call within
+ * etcd v3 through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`, `/v3/lease/*`) over HTTP(S)
+ * (etcd-transport.ts, with the CA and client certificate for etcd's TLS): no gRPC stack, and each call has its own deadline, so a lost quorum shows as a failed call within
  * a second rather than a stream that hangs. Keys and values are base64 on the wire; here they are
  * strings. A member that does not answer is skipped for the next one.
  */
+
+import { etcdTransport, type EtcdAnswer, type EtcdTlsFiles, type EtcdTransport } from './etcd-transport.js';
 
 /** One key as etcd holds it. */
 export interface EtcdKv {
@@ -40,9 +42,10 @@ export interface EtcdClientOptions {
   endpoints: readonly string[];
   username?: string;
   password?: string;
+  /** CA and client certificate for `https://` members. */
+  tls?: EtcdTlsFiles;
   /** Deadline of one call to one member, ms. */
   timeoutMs?: number;
-  fetch?: typeof fetch;
 }
 
 const encode = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
@@ -60,14 +63,19 @@ export class EtcdClient {
   private current = 0;
   private token: string | undefined;
   private readonly timeoutMs: number;
-  private readonly fetch: typeof fetch;
+  private readonly transport: EtcdTransport;
 
   constructor(private readonly options: EtcdClientOptions) {
     if (options.endpoints.length === 0)
       throw new Error('cluster.etcd.endpoints: at least one URL is required');
     this.endpoints = options.endpoints.map((url) => url.replace(/\/+$/, ''));
     this.timeoutMs = options.timeoutMs ?? 1500;
-    this.fetch = options.fetch ?? fetch;
+    this.transport = etcdTransport(this.endpoints, options.tls);
+  }
+
+  /** Closes the pooled connections to the members. */
+  close(): void {
+    this.transport.close();
   }
 
   async range(key: string, prefix = false): Promise<{ kvs: EtcdKv[]; revision: number }> {
@@ -132,14 +140,14 @@ export class EtcdClient {
       this.token ??= await this.authenticate(endpoint);
       headers.authorization = this.token;
     }
-    const response = await this.fetch(endpoint + path, {
-      method: 'POST',
+    const response = await this.transport.post(
+      endpoint + path,
+      JSON.stringify(body),
       headers,
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    const answer = (await response.json()) as { error?: string; message?: string; code?: number };
-    if (response.ok && answer.error === undefined) return answer;
+      this.timeoutMs,
+    );
+    const answer = readAnswer(response) as { error?: string; message?: string; code?: number };
+    if (response.status === 200 && answer.error === undefined) return answer;
     const message = answer.message ?? answer.error ?? `HTTP ${response.status}`;
     // An expired auth token is renewed once.
     if (!retried && this.options.username && /token/i.test(message)) {
@@ -152,16 +160,30 @@ export class EtcdClient {
   }
 
   private async authenticate(endpoint: string): Promise<string> {
-    const response = await this.fetch(endpoint + '/v3/auth/authenticate', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: this.options.username, password: this.options.password ?? '' }),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    const answer = (await response.json()) as { token?: string; message?: string };
+    const response = await this.transport.post(
+      endpoint + '/v3/auth/authenticate',
+      JSON.stringify({ name: this.options.username, password: this.options.password ?? '' }),
+      { 'content-type': 'application/json' },
+      this.timeoutMs,
+    );
+    const answer = readAnswer(response) as { token?: string; message?: string };
     if (answer.token === undefined)
       throw new Error(`etcd login failed: ${answer.message ?? response.status}`);
     return answer.token;
+  }
+}
+
+/** The gateway's JSON; anything else (a proxy's page, plain HTTP sent to a TLS port) as an error. */
+function readAnswer(response: EtcdAnswer): unknown {
+  try {
+    return JSON.parse(response.text);
+  } catch {
+    // etcd 3.4's gateway cannot take the user from a certificate, and says so in plain text.
+    if (/CommonName of client/.test(response.text))
+      throw new Error(
+        'etcd has authentication on and refuses a client certificate with a CommonName through its JSON gateway: use one without CN (the user is cluster.etcd.username)',
+      );
+    throw new Error(`HTTP ${response.status}, not etcd's JSON: ${response.text.slice(0, 100).trim()}`);
   }
 }
 

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../http/index.js';
-import { candidatesOf } from './candidates.js';
-import { placeProcess } from './placement.js';
+import { placingOfConfig } from './candidates.js';
+import { placeCreate } from './create-placement.js';
+import type { ReferencePlacement } from './placement.js';
 import { RecentPlacements } from './recent-placements.js';
 import type { ClusterSnapshot } from './view.js';
 
@@ -19,10 +20,12 @@ export interface ForwardDeps {
   /** This node's own API base URL (asked for its own part of the list). */
   selfAddress: () => string;
   snapshot: () => ClusterSnapshot;
-  /** Reads etcd now (`ClusterView.refresh`), for a process this node's picture does not show yet. */
-  refresh: () => Promise<ClusterSnapshot>;
+  /** A picture read after `mark` (`ClusterView.pictureAfter`), for a process this node's picture does not show yet. */
+  pictureAfter: (mark: number) => Promise<ClusterSnapshot>;
   /** `ClusterView.readsStarted`: when a create was answered, to know which picture shows it. */
   readsStarted: () => number;
+  /** `cluster.reference_placement`. */
+  references: ReferencePlacement;
   fetch: typeof fetch;
   logger: Logger;
 }
@@ -40,6 +43,7 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
     if (request.headers[HOP_HEADER] !== undefined) return;
     const route = request.routeOptions.url;
     if (route === undefined || !route.startsWith('/api/v3/process')) return;
+    const arrivedAt = deps.readsStarted();
     const snapshot = deps.snapshot();
     if (route === '/api/v3/process') {
       if (request.method === 'GET') return answerList(request, reply, snapshot, deps);
@@ -51,13 +55,11 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
       const toLeader = leader !== undefined && leader !== deps.me && snapshot.nodes.has(leader);
       if (owner === undefined && toLeader && request.headers[VIA_HEADER] === undefined)
         return relay(request, reply, snapshot, leader, deps, { via: true });
-      const cpuLimit = cpuLimitOfBody(request.body);
-      const target =
-        owner ?? placeProcess([...recent.count(snapshot, candidatesOf(snapshot)).values()], cpuLimit);
+      const target = owner ?? placeCreate(snapshot, recent, request.body, deps.references);
       if (target === undefined) return;
       // Counted at once, so that the creates placed before etcd is read again (a burst) see it.
       const counted = owner === undefined && id !== undefined;
-      if (counted) recent.add(id, target, cpuLimit);
+      if (counted) recent.add(id, target, placingOfConfig(request.body));
       const answered = await relay(request, reply, snapshot, target, deps).catch((error: unknown) => {
         if (counted) recent.answered(id, false, deps.readsStarted());
         throw error;
@@ -69,8 +71,9 @@ export function registerForwarding(server: FastifyInstance, deps: ForwardDeps): 
     if (typeof id !== 'string') return;
     let picture = snapshot;
     // Not in this node's picture (created or moved through another node since its last read):
-    // etcd is read once more before this node answers for it, so every node gives one answer.
-    if (ownerOf(picture, id) === undefined) picture = await deps.refresh().catch(() => snapshot);
+    // a picture read since the request arrived decides, so every node gives one answer.
+    if (ownerOf(picture, id) === undefined)
+      picture = await deps.pictureAfter(arrivedAt).catch(() => snapshot);
     const owner = ownerOf(picture, id) ?? deps.me;
     const withCoreId = request.method === 'GET' && route === '/api/v3/process/:id';
     if (owner === deps.me && !withCoreId) return;
@@ -87,11 +90,6 @@ function ownerOf(snapshot: ClusterSnapshot, id: string | undefined): string | un
 function bodyId(body: unknown): string | undefined {
   const id = (body as { id?: unknown } | undefined)?.id;
   return typeof id === 'string' ? id : undefined;
-}
-
-function cpuLimitOfBody(body: unknown): number {
-  const limits = (body as { limits?: { cpu_usage?: unknown } } | undefined)?.limits;
-  return typeof limits?.cpu_usage === 'number' ? limits.cpu_usage : 0;
 }
 
 async function relay(

@@ -5,3 +5,4 @@
  */
 export { Cluster, type ClusterDeps } from './cluster.js';
 export { CLUSTER_DOCS } from './contract.js';
+export { CLUSTER_API_DOCS } from './api-contract.js';

@@ -17,6 +17,10 @@ export const keys = {
   assign: (id: string) => `${PREFIX}assign/${id}`,
   /** The server-wide metadata (`/api/v3/metadata`). */
   system: `${PREFIX}system-metadata`,
+  /** A value of the cluster's key-value store (`/api/v3/cluster/kv`), kept until deleted. */
+  kv: (key: string) => `${PREFIX}kv/${key}`,
+  /** A lock (`/api/v3/cluster/lock`), under a lease that ends when the lock does. */
+  lock: (name: string) => `${PREFIX}locks/${name}`,
 };
 
 /** What a node tells about itself. */
@@ -26,6 +30,8 @@ export interface NodeRecord {
   address: string;
   /** Unix ms of the last update (its own clock). */
   updatedAt: number;
+  /** Unix ms when the node joined (its own clock); absent from nodes of an older version. */
+  startedAt?: number;
   resources: NodeResources;
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { RouteDoc } from '../http/index.js';
+import { PROBE_DOCS } from '../probe/index.js';
 import { PROCESS_DOCS } from '../process/index.js';
 
 /** The reference's `/api/v3/cluster/process*` routes that core-client-go's `cluster` branch calls, and the process routes they are. */
@@ -16,12 +17,14 @@ const ALIASES: [HTTPMethods, string][] = [
   ['GET', '/:id/metadata/:key'],
   ['PUT', '/:id/metadata/:key'],
   ['PUT', '/:id/command'],
+  ['GET', '/:id/probe'],
 ];
 
 /** The aliases described as the process routes they stand for. */
 export const PROCESS_ALIAS_DOCS: Record<string, RouteDoc> = Object.fromEntries(
   ALIASES.flatMap(([method, rest]) => {
-    const doc = PROCESS_DOCS[`${method} /api/v3/process${rest}`];
+    const key = `${method} /api/v3/process${rest}`;
+    const doc = PROCESS_DOCS[key] ?? PROBE_DOCS[key];
     return doc === undefined
       ? []
       : [[`${method} /api/v3/cluster/process${rest}`, { ...doc, tags: ['cluster'] }]];

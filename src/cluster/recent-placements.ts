@@ -1,9 +1,9 @@
-import type { Candidate } from './placement.js';
+import { count, type Candidate, type Placing } from './placement.js';
 import type { ClusterSnapshot } from './view.js';
 
 interface Placed {
   node: string;
-  cpuLimit: number;
+  placing: Placing;
   /** `ClusterView.readsStarted` when the create was answered; undefined while it is under way. */
   answeredAt?: number;
 }
@@ -17,8 +17,8 @@ interface Placed {
 export class RecentPlacements {
   private readonly placed = new Map<string, Placed>();
 
-  add(id: string, node: string, cpuLimit: number): void {
-    this.placed.set(id, { node, cpuLimit });
+  add(id: string, node: string, placing: Placing): void {
+    this.placed.set(id, { node, placing });
   }
 
   /** The create was answered: saved, it stays counted until a read shows it; failed, it goes. */
@@ -38,11 +38,9 @@ export class RecentPlacements {
   /** Adds the placements `snapshot` does not show yet to its candidates. */
   count(snapshot: ClusterSnapshot, candidates: Map<string, Candidate>): Map<string, Candidate> {
     this.forgetSeen(snapshot);
-    for (const { node, cpuLimit } of this.placed.values()) {
+    for (const { node, placing } of this.placed.values()) {
       const candidate = candidates.get(node);
-      if (candidate === undefined) continue;
-      candidate.processes++;
-      candidate.cpuReserved += cpuLimit;
+      if (candidate !== undefined) count(candidate, placing);
     }
     return candidates;
   }

@@ -3,12 +3,11 @@ import { ApiError, RequestCheck } from '../http/index.js';
 import {
   ClusterNodeStateBody,
   type ClusterAboutDto,
-  type ClusterNodeDto,
   type ClusterNodeStateDto,
   type EtcdProbeAnswerDto,
   type NodeParamsDto,
 } from './contract.js';
-import { candidatesOf } from './candidates.js';
+import { nodeViews } from './node-view.js';
 import { ETCD_PROBE_PATH } from './quorum-check.js';
 import type { ClusterSnapshot } from './view.js';
 
@@ -55,25 +54,6 @@ export function registerClusterRoutes(v3: FastifyInstance, source: ClusterRouteS
 
 function about(source: ClusterRouteSource): ClusterAboutDto {
   const snapshot = source.snapshot();
-  const counts = candidatesOf(snapshot);
-  const nodes: ClusterNodeDto[] = [...snapshot.nodes.values()]
-    .sort((a, b) => (a.id < b.id ? -1 : 1))
-    .map((node) => ({
-      id: node.id,
-      address: node.address,
-      status: snapshot.nodeStates.get(node.id) ?? 'online',
-      leader: snapshot.leader === node.id,
-      last_contact_ms: Math.max(0, source.now() - node.updatedAt),
-      resources: {
-        ncpu: node.resources.ncpu,
-        cpu_used: node.resources.cpuUsage * node.resources.ncpu,
-        memory_used_bytes: node.resources.memUsedBytes,
-        memory_total_bytes: node.resources.memTotalBytes,
-        encoders: node.resources.encoders,
-        processes: counts.get(node.id)?.processes ?? countAssigned(snapshot, node.id),
-        max_processes: node.resources.maxProcesses,
-      },
-    }));
   const leader = snapshot.leader === undefined ? undefined : snapshot.nodes.get(snapshot.leader);
   const error = source.degradedError();
   return {
@@ -82,12 +62,6 @@ function about(source: ClusterRouteSource): ClusterAboutDto {
     status: error === '' ? 'online' : 'degraded',
     degraded: error !== '',
     degraded_error: error,
-    nodes,
+    nodes: nodeViews(snapshot, source.now()),
   };
-}
-
-function countAssigned(snapshot: ClusterSnapshot, node: string): number {
-  let count = 0;
-  for (const { value } of snapshot.assignments.values()) if (value.node === node) count++;
-  return count;
 }

@@ -26,8 +26,11 @@ export interface NodeSessionDeps {
 export class NodeSession implements Membership {
   private lease: string | undefined;
   private createRevision = 0;
+  private readonly startedAt: number;
 
-  constructor(private readonly deps: NodeSessionDeps) {}
+  constructor(private readonly deps: NodeSessionDeps) {
+    this.startedAt = deps.now();
+  }
 
   get nodeId(): string {
     return this.deps.nodeId;
@@ -80,6 +83,7 @@ export class NodeSession implements Membership {
       id: this.deps.nodeId,
       address: this.deps.address(),
       updatedAt: this.deps.now(),
+      startedAt: this.startedAt,
       resources: this.deps.resources(),
     };
     const key = keys.node(this.deps.nodeId);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EtcdClient, EtcdKv } from './etcd-client.js';
 import { PREFIX, type Assignment, type NodeRecord, type NodeState, type ProcessDocument } from './keys.js';
 
@@ -33,6 +34,9 @@ export function emptySnapshot(): ClusterSnapshot {
   };
 }
 
+/** Reads asked for by requests (`pictureAfter`) start at most this often, ms. */
+const ON_DEMAND_GAP_MS = 100;
+
 /**
  * The cluster as last read: the whole prefix in one linearizable range, so that every node acts
  * on a consistent picture. A failed read keeps the last picture (reads answer from it while etcd
@@ -44,10 +48,16 @@ export class ClusterView {
   private readAt: number | undefined;
   /** Reads begun so far: a picture from a read begun after some moment shows every write before it. */
   private reads = 0;
+  /** The read begun last, while it runs. */
+  private running: { read: number; picture: Promise<ClusterSnapshot> } | undefined;
+  /** The read that requests waiting for a newer picture share, before it begins. */
+  private queued: Promise<ClusterSnapshot> | undefined;
+  private lastOnDemandAt = -Infinity;
 
   constructor(
     private readonly etcd: EtcdClient,
     private readonly monotonic: () => number,
+    private readonly wait: (ms: number) => Promise<unknown> = (ms) => sleep(ms),
   ) {}
 
   get snapshot(): ClusterSnapshot {
@@ -63,8 +73,43 @@ export class ClusterView {
     return this.reads;
   }
 
-  async refresh(): Promise<ClusterSnapshot> {
+  refresh(): Promise<ClusterSnapshot> {
     const read = ++this.reads;
+    const picture = this.readPicture(read);
+    this.running = { read, picture };
+    const done = (): void => {
+      if (this.running?.read === read) this.running = undefined;
+    };
+    picture.then(done, done);
+    return picture;
+  }
+
+  /**
+   * A picture from a read begun after `mark` (`readsStarted` when a request arrived), which shows
+   * every write answered before the request: the one already read or under way when it began
+   * late enough, else the next read for requests, which every request waiting by then shares and
+   * which begins at most every ON_DEMAND_GAP_MS. Requests for ids no node knows (a client trying
+   * random ids) so cost etcd at most one read per gap, whatever their number.
+   */
+  pictureAfter(mark: number): Promise<ClusterSnapshot> {
+    if (this.current.read > mark) return Promise.resolve(this.current);
+    if (this.running !== undefined && this.running.read > mark) return this.running.picture;
+    this.queued ??= this.onDemandGap().then(() => {
+      // Runs after `queued` was set (a `then` never runs at once): whoever asks from now on
+      // arrived after this read begins, and waits for the next one.
+      this.queued = undefined;
+      this.lastOnDemandAt = this.monotonic();
+      return this.refresh();
+    });
+    return this.queued;
+  }
+
+  private async onDemandGap(): Promise<void> {
+    const gap = this.lastOnDemandAt + ON_DEMAND_GAP_MS - this.monotonic();
+    if (gap > 0) await this.wait(gap);
+  }
+
+  private async readPicture(read: number): Promise<ClusterSnapshot> {
     const { kvs, revision } = await this.etcd.range(PREFIX, true);
     const picture = parseSnapshot(kvs, revision, read);
     // Reads overlap (the periodic one and one a request asked for): a read begun earlier that
@@ -76,7 +121,6 @@ export class ClusterView {
     return picture;
   }
 }
-
 function parseSnapshot(kvs: EtcdKv[], revision: number, read: number): ClusterSnapshot {
   const snapshot = emptySnapshot();
   snapshot.revision = revision;

@@ -19,10 +19,7 @@ function whyAtStart(key: string): string {
 
 /** Keys of the Restreamer UI's Settings that wait for the next start, and why. */
 const SET_UP_AT_START: Record<string, string> = {
-  'sessions.enable': 'the byte metering of every request is set up at start',
   'storage.s3': 'the S3 filesystems are connected and mounted at start',
-  'storage.memory.auth.enable':
-    'encoders write memfs with a credential of their run only when it was on at their start: turned on, the running ones would be refused',
 };
 
 export interface LiveApplyDeps {

@@ -31,9 +31,15 @@ import type { IntRange } from './int-range.js';
 /** Values of `log.level`: the reference's, and pino's `trace` and `fatal`. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/** Values of `cluster.media` (docs/cluster.md#media-from-any-node). */
+export const CLUSTER_MEDIA_MODES = ['redirect', 'proxy'] as const;
+
 /** Values of `ffmpeg.sandbox`. */
 export const SANDBOX_MODES = ['auto', 'on', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** Values of `cluster.reference_placement` (docs/cluster.md#placement). */
+export const REFERENCE_PLACEMENTS = ['load', 'spread', 'together'] as const;
 
 // Why the config API may not change a key (`fileOnly`): what it names would give an API token the
 // machine once the server restarts (docs/security.md, "What the config API cannot do").
@@ -650,6 +656,27 @@ export const DECLARED_KEYS = {
     fileOnly: JOINS_CLUSTER,
     doc: 'password of the etcd user',
   }),
+  'cluster.etcd.ca_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_CA_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: "PEM of the CA that signed etcd's server certificates (https endpoints); '' = the system's CAs",
+  }),
+  'cluster.etcd.cert_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_CERT_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: "PEM client certificate shown to etcd (etcd's `--client-cert-auth`); needs `key_file`",
+  }),
+  'cluster.etcd.key_file': string('', {
+    env: 'CORE_CLUSTER_ETCD_KEY_FILE',
+    fileOnly: JOINS_CLUSTER,
+    doc: 'PEM private key of `cert_file`',
+  }),
+  'cluster.media': oneOf(CLUSTER_MEDIA_MODES, 'redirect', {
+    env: 'CORE_CLUSTER_MEDIA',
+    fileOnly:
+      'it decides whether the server requests files of the addresses etcd lists and serves their answers',
+    doc: 'a file another node has: `redirect` (307 to it) or `proxy` (fetched and passed on)',
+  }),
   'cluster.node_id': string('', {
     env: 'CORE_CLUSTER_NODE_ID',
     fileOnly: JOINS_CLUSTER,
@@ -664,6 +691,10 @@ export const DECLARED_KEYS = {
     env: 'CORE_CLUSTER_LEASE_TTL_SEC',
     range: { min: 2, max: 60, why: 'the time a dead node keeps its processes' },
     doc: "seconds a node's registration outlives its last renewal; its processes move after it",
+  }),
+  'cluster.reference_placement': oneOf(REFERENCE_PLACEMENTS, 'load', {
+    env: 'CORE_CLUSTER_REFERENCE_PLACEMENT',
+    doc: 'processes with the same `reference`: `load` placed by load alone, `spread` on different nodes, `together` on one node, where there is room',
   }),
   // Sections of the v16 layout that streamcore does not implement at all.
   update_check: v16Only('bool', false),

@@ -18,25 +18,26 @@ export interface AddressMoveDeps {
  * accepted carry on (the reload's own request too). The node server stops accepting and listens
  * again: the same server, so every hook, time-out and HTTPS listener that hands it connections
  * stays. Processes started before the move write to `{memfs}` at the old loopback address; it
- * keeps answering on loopback until the next start, so they keep running.
+ * keeps answering on loopback until the next start, so they keep running. `api.auth.enable` moves
+ * it too when the address names no host (`:port` binds loopback while authentication is off);
+ * the auth step, registered before, has switched the guard by then.
  */
 export class HttpAddress {
   /** Old loopback addresses kept for the encoders that write to them. */
   private readonly kept: Server[] = [];
 
-  constructor(
-    private readonly running: Config,
-    private readonly deps: AddressMoveDeps,
-  ) {}
+  constructor(private readonly deps: AddressMoveDeps) {}
 
   readonly reloadStep: ReloadStep<Config> = {
     name: 'http listener',
-    keys: ['address'],
-    prepare: async (next) => {
-      // The bind address as the running authentication decides it (`:port` narrows to loopback
-      // while it is off); a change of api.auth.enable waits for the next start.
-      const target = resolveBindAddress({ ...this.running, address: next.address });
+    // Authentication decides the bind host of `:port` (every interface while on, loopback while off).
+    keys: ['address', 'api.auth.enable'],
+    prepare: async (next, changed) => {
       const current = this.deps.http.address() as AddressInfo;
+      const resolved = resolveBindAddress(next);
+      // Port 0 of an unchanged address keeps the port it got: only the host moves.
+      const target =
+        resolved.port === 0 && !changed.includes('address') ? { ...resolved, port: current.port } : resolved;
       if (target.port !== 0 && target.port === current.port && sameHost(target.host, current.address)) {
         return NOTHING_TO_BUILD;
       }

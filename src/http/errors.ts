@@ -16,6 +16,7 @@ export const ERRORS = {
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'Range Not Satisfiable' },
   TOO_MANY_REQUESTS: { status: 429, message: 'Too Many Requests' },
   INTERNAL: { status: 500, message: 'Internal Server Error' },
+  NOT_IMPLEMENTED: { status: 501, message: 'Not Implemented' },
   BAD_GATEWAY: { status: 502, message: 'Bad Gateway' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Service Unavailable' },
   GATEWAY_TIMEOUT: { status: 504, message: 'Gateway Timeout' },

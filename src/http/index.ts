@@ -2,6 +2,7 @@ export { ApiError, ERRORS, type ErrorCode, type ErrorEnvelope } from './errors.j
 export { RequestCheck } from './request-check.js';
 export { Given } from './given.js';
 export { createHttpServer, type HttpServer, type HttpServerOptions } from './server.js';
+export type { LocalOnly } from './local-only.js';
 export {
   BEARER,
   empty,

@@ -12,6 +12,16 @@ export const JSON_CONTENT_TYPE = /^application\/json\s*(;.*)?$/i;
  * some clients send after the JSON, is fine because JSON.parse ignores it.
  */
 export function registerJsonBodyParser(server: FastifyInstance, bodyLimitBytes: number): void {
+  // core-client-go sends `Content-Type: ` (empty) with the body-less PUTs of its cluster calls
+  // (`/cluster/leave`, `/cluster/transfer/:id`, `/cluster/iam/reload`); with no body there is
+  // nothing to parse, so the empty header is taken as none rather than answered 415.
+  server.addHook('onRequest', (request, _reply, done) => {
+    const { headers } = request;
+    const length = headers['content-length'];
+    const bodyless = length === '0' || (length === undefined && headers['transfer-encoding'] === undefined);
+    if (headers['content-type'] === '' && bodyless) delete headers['content-type'];
+    done();
+  });
   server.removeAllContentTypeParsers();
   server.addContentTypeParser(
     JSON_CONTENT_TYPE,

@@ -4,8 +4,11 @@
  */
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** `false`: a catch-all that says nothing about which methods a path has (route-table.ts). */
-    allowHeader?: boolean;
+    /**
+     * `false`: a catch-all that says nothing about which methods a path has (route-table.ts); a
+     * function: the route exists only while it answers true (the login routes with auth on).
+     */
+    allowHeader?: boolean | (() => boolean);
     /** `true`: answered without the `/api/v3` guard (the OpenAPI document; it holds no secrets). */
     public?: boolean;
   }

@@ -4,6 +4,11 @@ import './route-config.js';
 
 // OPTIONS is left out: the CORS plugin answers it on every path, which says nothing about the resource.
 const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
+const ALWAYS = (): boolean => true;
+
+interface RouteStore {
+  exists: () => boolean;
+}
 
 /**
  * A shadow of the server's routes, so that a request that matched nothing can be told apart:
@@ -16,17 +21,19 @@ export class RouteTable {
   attach(server: FastifyInstance): void {
     server.addHook('onRoute', (route) => {
       // A catch-all such as the disk mount (`GET /*`) opts out, or every unknown path would be a 405.
-      if (route.config?.allowHeader === false) return;
+      const allowHeader = route.config?.allowHeader ?? true;
+      if (allowHeader === false) return;
+      const exists = allowHeader === true ? ALWAYS : allowHeader;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
-        if (METHODS.includes(method as HTTPMethod)) this.addRoute(method as HTTPMethod, route.url);
+        if (METHODS.includes(method as HTTPMethod)) this.addRoute(method as HTTPMethod, route.url, exists);
       }
     });
   }
 
-  private addRoute(method: HTTPMethod, url: string): void {
+  private addRoute(method: HTTPMethod, url: string, exists: () => boolean): void {
     try {
-      this.router.on(method, url, () => undefined);
+      this.router.on(method, url, () => undefined, { exists });
     } catch {
       // Duplicate shapes (e.g. the HEAD twin fastify adds for GET) are already known.
     }
@@ -34,6 +41,10 @@ export class RouteTable {
 
   /** Methods other than `method` under which `path` would match a route. */
   allowedMethods(method: string, path: string): string[] {
-    return METHODS.filter((other) => other !== method && this.router.find(other, path) !== null);
+    return METHODS.filter((other) => {
+      if (other === method) return false;
+      const found = this.router.find(other, path);
+      return found !== null && (found.store as RouteStore).exists();
+    });
   }
 }

@@ -9,7 +9,7 @@ import { CorsPolicy, registerCors } from './cors.js';
 import { registerErrorHandler, replyError, sendEnvelope } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
-import { registerLocalOnly } from './local-only.js';
+import { LocalOnly } from './local-only.js';
 import { registerSwaggerUi } from './swagger-ui.js';
 import { lazySchemaCompilers } from './lazy-schema-compilers.js';
 import { ServerLogController } from './log-controller.js';
@@ -36,6 +36,8 @@ export interface HttpServer {
   readonly description: ApiDescription;
   /** A reload of `storage.cors.origins`: the next request answers with the new policy. */
   readonly corsReload: ReloadStep<Config>;
+  /** What stands in for authentication while it is off; the auth module switches it with its guard. */
+  readonly localOnly: LocalOnly;
 }
 
 export interface HttpServerOptions {
@@ -61,7 +63,13 @@ export async function createHttpServer(
   options: HttpServerOptions = {},
 ): Promise<HttpServer> {
   const trustedProxies = config.api.trusted_proxies;
-  let cors = new CorsPolicy(config.storage.cors.origins, !config.api.auth.enable);
+  // Both policies built: authentication turned on or off by a reload switches between them.
+  let cors = corsPolicies(config.storage.cors.origins);
+  const localOnly = new LocalOnly(!config.api.auth.enable, API_PREFIX, {
+    // The running configuration, which a reload updates in place.
+    address: () => config.address,
+    tlsAddress: () => config.tls.address,
+  });
   const limits = connectionLimitsOf(config.api);
   const server = Fastify({
     serverFactory: (handler, options) => createNodeServer(handler, limits, options),
@@ -90,9 +98,9 @@ export async function createHttpServer(
   });
   // With authentication off, first of the onRequest hooks: a foreign page's preflight to the API
   // is refused, not answered.
-  if (!config.api.auth.enable) registerLocalOnly(server, API_PREFIX);
+  localOnly.register(server);
   // Then CORS: a preflight is answered before any guard sees it.
-  registerCors(server, () => cors);
+  registerCors(server, () => (localOnly.active ? cors.readsOnly : cors.full));
   const routeTable = new RouteTable();
   routeTable.attach(server);
   // Before any route: every route is described as it is registered.
@@ -132,11 +140,16 @@ export async function createHttpServer(
     name: 'cors',
     keys: ['storage.cors.origins'],
     prepare: (next) => {
-      const policy = new CorsPolicy(next.storage.cors.origins, !config.api.auth.enable);
-      return { commit: () => void (cors = policy), abort: () => undefined };
+      const policies = corsPolicies(next.storage.cors.origins);
+      return { commit: () => void (cors = policies), abort: () => undefined };
     },
   };
-  return { server, description, corsReload };
+  return { server, description, corsReload, localOnly };
+}
+
+/** The policy of `origins` with authentication on (`full`) and off (`readsOnly`). */
+function corsPolicies(origins: readonly string[]): { full: CorsPolicy; readsOnly: CorsPolicy } {
+  return { full: new CorsPolicy(origins), readsOnly: new CorsPolicy(origins, true) };
 }
 
 /** The `version` of package.json (from src/http/ and dist/http/ alike, two levels up). */

@@ -38,7 +38,12 @@ export function createRtmpIngest(
       sessions:
         deps.rtmpCollector === undefined
           ? undefined
-          : new RtmpSessions(deps.rtmpCollector, new IpIgnoreList(() => config.sessions.ip_ignorelist)),
+          : new RtmpSessions(
+              deps.rtmpCollector,
+              new IpIgnoreList(() => config.sessions.ip_ignorelist),
+              // Read at each connection and tick: a reload may turn it on or off.
+              () => config.sessions.enable,
+            ),
     });
   const open = async (rtmp: RtmpServer, settings: Config['rtmp'], tls: ServedCertificate | undefined) => {
     const listen = (key: string, address: string, certificate?: ServedCertificate): Promise<number> =>

@@ -6,7 +6,12 @@ import { type SessionCollector, type IpIgnoreList, LiveSessions } from '../sessi
  * name (`/live/abc.stream` → `abc`), as datarhei Core's.
  */
 export class RtmpSessions extends LiveSessions<RtmpConnection> implements RtmpSessionSink {
-  constructor(collector: SessionCollector, ignoreList: IpIgnoreList) {
-    super(collector, ignoreList, (path) => path.slice(path.lastIndexOf('/') + 1).replace(/\.[^.]*$/, ''));
+  constructor(collector: SessionCollector, ignoreList: IpIgnoreList, enabled: () => boolean = () => true) {
+    super(
+      collector,
+      ignoreList,
+      (path) => path.slice(path.lastIndexOf('/') + 1).replace(/\.[^.]*$/, ''),
+      enabled,
+    );
   }
 }

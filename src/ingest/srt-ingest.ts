@@ -40,6 +40,7 @@ export function createSrtIngest(
               deps.srtCollector,
               new IpIgnoreList(() => config.sessions.ip_ignorelist),
               (resource) => resource,
+              () => config.sessions.enable,
             ),
     });
   };

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { BEARER, errors, GUARDED, type RouteDoc } from '../http/index.js';
+import { BEARER, errors, GUARDED, JSON_BODY, type RouteDoc } from '../http/index.js';
+import { ProcessConfigBody } from '../process/index.js';
 
 /** One stream a probe found (datarhei Core v16 `api.ProbeIO`). */
 const ProbeStream = Type.Object({
@@ -39,5 +40,12 @@ export const PROBE_DOCS: Record<string, RouteDoc> = {
     params: IdParams,
     // 503: every probe slot and every place in the queue is taken.
     responses: { 200: Probe, ...errors(...GUARDED, 429, 404, 503) },
+  },
+  'POST /api/v3/process/probe': {
+    summary: 'Probe the inputs of a process config without creating the process (checked as a create)',
+    tags: ['process'],
+    security: BEARER,
+    body: ProcessConfigBody,
+    responses: { 200: Probe, ...errors(...GUARDED, ...JSON_BODY, 429, 503) },
   },
 };

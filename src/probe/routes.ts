@@ -9,6 +9,8 @@ import { runProbe } from './run-probe.js';
 export interface ProbeSource {
   /** Global options, then each input's options, `-i` and address; 404 ApiError when unknown. */
   probeArgs(id: string): string[];
+  /** The same for a process config that is not created (a body as `POST /api/v3/process` takes); 400 when invalid. */
+  probeConfigArgs(body: unknown): string[];
   /** Hides credentials in a line of the answered log. */
   mask(text: string): string;
 }
@@ -24,15 +26,15 @@ export interface ProbeOptions {
 }
 
 /**
- * `GET /api/v3/process/:id/probe`: runs ffmpeg on the process's inputs and answers the streams it
- * found and its log. An input that cannot be opened gives no streams and the log saying why (200,
- * as the reference); an unknown process is a 404.
+ * `GET /api/v3/process/:id/probe` and `POST /api/v3/process/probe`: runs ffmpeg on the inputs of a
+ * process, or of a config sent in the body (checked as a create, not created), and answers the
+ * streams it found and its log. An input that cannot be opened gives no streams and the log
+ * saying why (200, as the reference); an unknown process is a 404, an invalid config a 400.
  */
 export function registerProbeRoutes(v3: FastifyInstance, source: ProbeSource, options: ProbeOptions): void {
   const slots = new ProbeSlots(options.running ?? 2, options.queued ?? 8);
   const timeoutMs = options.timeoutMs ?? 20_000;
-  v3.get<{ Params: ProbeParams }>('/process/:id/probe', async (request): Promise<ProbeAnswer> => {
-    const args = source.probeArgs(request.params.id);
+  const probe = async (args: string[]): Promise<ProbeAnswer> => {
     const run = await slots.run(() =>
       runProbe(options.spawn, options.binary, args, { timeoutMs, maxLines: 1000 }),
     );
@@ -41,5 +43,9 @@ export function registerProbeRoutes(v3: FastifyInstance, source: ProbeSource, op
       streams: parseProbe(run.lines).map((stream) => ({ ...stream, url: source.mask(stream.url) })),
       log,
     };
-  });
+  };
+  v3.get<{ Params: ProbeParams }>('/process/:id/probe', (request) =>
+    probe(source.probeArgs(request.params.id)),
+  );
+  v3.post('/process/probe', (request) => probe(source.probeConfigArgs(request.body)));
 }

@@ -13,4 +13,10 @@ export {
   type ProcessRecords,
   type ProcessStoreBackend,
 } from './store/index.js';
-export { configToPlain, readProcessConfig, type ProcessConfig } from './config/index.js';
+export {
+  configToPlain,
+  parseOutputReference,
+  ProcessConfigBody,
+  readProcessConfig,
+  type ProcessConfig,
+} from './config/index.js';

@@ -30,10 +30,12 @@ export class LiveSessions<C extends MeteredConnection> {
     private readonly collector: SessionCollector,
     private readonly ignoreList: IpIgnoreList,
     private readonly referenceOf: (path: string) => string,
+    /** `sessions.enable` as it is now: while false nothing is counted or limited. */
+    private readonly enabled: () => boolean = () => true,
   ) {}
 
   opened(connection: C, mode: 'publish' | 'play', path: string): void {
-    if (this.ignoreList.ignores(connection.remoteAddress)) return;
+    if (!this.enabled() || this.ignoreList.ignores(connection.remoteAddress)) return;
     const session = this.collector.open({
       id: newSessionId(),
       remote: connection.remoteAddress,
@@ -47,7 +49,7 @@ export class LiveSessions<C extends MeteredConnection> {
 
   /** Why one more session would exceed a limit (`sessions.max_sessions`, …); undefined when none. */
   refusal(remoteAddress: string): string | undefined {
-    if (this.ignoreList.ignores(remoteAddress)) return undefined;
+    if (!this.enabled() || this.ignoreList.ignores(remoteAddress)) return undefined;
     return this.collector.limitExceeded();
   }
 
@@ -60,6 +62,11 @@ export class LiveSessions<C extends MeteredConnection> {
   }
 
   tick(): void {
+    if (!this.enabled()) {
+      // Turned off while running: the connections counted so far end their sessions now.
+      for (const connection of [...this.counted.keys()]) this.closed(connection);
+      return;
+    }
     for (const connection of this.counted.keys()) this.count(connection);
   }
 

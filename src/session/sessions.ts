@@ -44,7 +44,7 @@ export interface SessionDeps {
 }
 
 /**
- * Builds the session collectors, hooks byte metering into the server (when `sessions.enable`),
+ * Builds the session collectors, hooks byte metering into the server (counting while `sessions.enable`),
  * loads the persisted history, and sweeps idle sessions every second until shutdown, when the
  * open sessions are closed into the history and it is written (`sessions.persist`).
  */
@@ -85,18 +85,21 @@ export async function createSessions(
   const persistence = new HistoryPersistence(join(config.db.dir, 'sessions'), deps.logger);
   if (options.persist) await persistence.load(all);
 
-  let ingest: HlsIngestSessions | undefined;
-  if (options.enable) {
-    const ignoreList = new IpIgnoreList(() => options.ip_ignorelist);
-    const meter = new TrafficMeter(ignoreList, get('http'));
-    meter.install(server);
-    ingest = new HlsIngestSessions(get('hlsingress'), meter, deps.now);
-    deps.mountHooks.push(new HlsViewerSessions(get('hls'), meter, ignoreList), ingest);
-  }
+  // Installed whether `sessions.enable` is on or not, and asked at each request: a reload may turn
+  // it on or off (the cost while off is one property read per request, docs/sessions.md).
+  const enabled = (): boolean => options.enable;
+  const ignoreList = new IpIgnoreList(() => options.ip_ignorelist);
+  const meter = new TrafficMeter(ignoreList, get('http'));
+  meter.install(server, enabled);
+  const ingest = new HlsIngestSessions(get('hlsingress'), meter, deps.now);
+  deps.mountHooks.push(
+    whileEnabled(new HlsViewerSessions(get('hls'), meter, ignoreList), enabled),
+    whileEnabled(ingest, enabled),
+  );
 
   const sweeper = setInterval(() => {
     for (const collector of all) collector.sweep();
-    ingest?.sweep();
+    ingest.sweep();
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
   let persister: NodeJS.Timeout | undefined;
@@ -126,6 +129,7 @@ export async function createSessions(
   // The collectors and ignore lists read these from the running config at each use.
   deps.lifecycle.onReload(
     readAtUse('sessions', [
+      'sessions.enable',
       'sessions.ip_ignorelist',
       'sessions.session_timeout_sec',
       'sessions.max_bitrate_mbit',
@@ -143,6 +147,15 @@ export async function createSessions(
     collectors,
     metrics: createSessionMetricsCollector(all),
     registerApi: (v3) => registerSessionRoutes(v3, all, deps.now),
+  };
+}
+
+/** `hooks`, called only while `enabled` answers true. */
+function whileEnabled(hooks: MountHooks, enabled: () => boolean): MountHooks {
+  return {
+    beforeServe: hooks.beforeServe && ((event) => (enabled() ? hooks.beforeServe?.(event) : undefined)),
+    afterWrite: hooks.afterWrite && ((event) => void (enabled() && hooks.afterWrite?.(event))),
+    afterDelete: hooks.afterDelete && ((event) => void (enabled() && hooks.afterDelete?.(event))),
   };
 }
 

@@ -40,10 +40,10 @@ export class TrafficMeter {
     private readonly http: RequestCounter,
   ) {}
 
-  /** Meters every request fastify answers. */
-  install(server: FastifyInstance): void {
+  /** Meters every request fastify answers while `enabled` answers true (`sessions.enable`). */
+  install(server: FastifyInstance, enabled: () => boolean): void {
     server.addHook('onRequest', (request, reply, done) => {
-      this.meterRequest(request.raw, reply.raw, request.ip, request.routeOptions.url ?? '');
+      if (enabled()) this.meterRequest(request.raw, reply.raw, request.ip, request.routeOptions.url ?? '');
       done();
     });
   }

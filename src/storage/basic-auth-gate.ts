@@ -37,7 +37,8 @@ const MAX_LOGGED_USERNAME = 128;
  */
 export class BasicAuthGate {
   constructor(
-    private readonly expected: BasicCredentials,
+    /** The configured credentials; writes need none while `enable` is false (read at each write). */
+    private readonly expected: BasicCredentials & { readonly enable?: boolean },
     private readonly grants: MemfsWriteGrants,
     private readonly deps: BasicAuthGateDeps,
     private readonly labels: GateLabels = MEMFS_LABELS,
@@ -49,7 +50,7 @@ export class BasicAuthGate {
    * decision).
    */
   accepts(header: string | undefined, path: string | undefined): boolean {
-    if (checkBasicAuth(header, this.expected)) return true;
+    if (this.expected.enable === false || checkBasicAuth(header, this.expected)) return true;
     const given = parseBasicAuth(header);
     return given !== undefined && path !== undefined && this.grants.decide(given, path) === 'granted';
   }
@@ -59,6 +60,7 @@ export class BasicAuthGate {
    * outside its paths) or 429 `ApiError` to answer otherwise.
    */
   async admit(request: FastifyRequest, path: string | undefined): Promise<void> {
+    if (this.expected.enable === false) return;
     const given = parseBasicAuth(request.headers.authorization);
     const address = request.ip;
     const waitSec = this.deps.throttle.retryAfterSec(address, given?.username);

@@ -24,10 +24,10 @@ export interface Storage {
   readonly diskFallbacks: DiskFallback[];
   /**
    * Write credentials of encoder runs, each for its own paths of the writable mounts (URL paths
-   * with the mount: `/memfs/live/a`, `/s3/live/a`); undefined when no mount's writes need
-   * credentials (`storage.memory.auth.enable` and every `storage.s3[].auth.enable` off).
+   * with the mount: `/memfs/live/a`, `/s3/live/a`). Issued whether writes need them or not: a
+   * reload may turn `storage.memory.auth.enable` on while the runs write.
    */
-  readonly memfsGrants: MemfsWriteGrants | undefined;
+  readonly memfsGrants: MemfsWriteGrants;
   /** `filesystem_*` for diskfs, memfs and each S3 filesystem. */
   readonly collector: Collector;
   /** The memfs mount at `/memfs/`, the S3 mounts at their mountpoints, and the disk mount at `/`. */
@@ -58,8 +58,7 @@ export async function createStorage(
   // Their own counts: failed mount logins do not lock the API login, nor the reverse.
   const throttle = config.api.auth.throttle;
   const failureDelay = new FailureDelay(throttle.delay_ms);
-  const needsGrants = auth.enable || config.storage.s3.some((s3) => s3.auth.enable);
-  const memfsGrants = needsGrants ? new MemfsWriteGrants() : undefined;
+  const memfsGrants = new MemfsWriteGrants();
   const gateDeps = {
     throttle: new LoginThrottle({
       maxFailures: throttle.max_failures,
@@ -70,15 +69,13 @@ export async function createStorage(
     failureDelay,
     logger: deps.logger,
   };
-  const memGate =
-    memfsGrants && auth.enable
-      ? // The running config's section itself: a reload of the username or password updates it in place.
-        new BasicAuthGate(auth, memfsGrants, gateDeps)
-      : undefined;
+  // The running config's section itself: a reload of `enable`, the username or the password
+  // updates it in place.
+  const memGate = new BasicAuthGate(auth, memfsGrants, gateDeps);
   const s3Mounts = filesystems.s3.map((filesystem, index) => {
     const s3Auth = config.storage.s3[index]?.auth;
     const gate =
-      memfsGrants && s3Auth?.enable === true
+      s3Auth?.enable === true
         ? new BasicAuthGate({ username: s3Auth.username, password: s3Auth.password }, memfsGrants, gateDeps, {
             realm: filesystem.name,
             credentialsKey: `storage.s3[${index}].auth`,

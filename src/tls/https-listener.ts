@@ -8,7 +8,7 @@ import { createCertificateServer } from './tls-server.js';
  * The HTTPS listener: TLS is taken off here and each connection is handed to the plain HTTP
  * server, so one server answers both with the same routes, hooks, time-outs and per-address
  * connection cap, and `request.protocol` says `https` (the socket is encrypted). HTTP/1.1 only:
- * HLS segments are whole-file answers, which HTTP/2's multiplexing does not make faster.
+ * HTTP/2 serves HLS worse (bench/hls-http2.ts, docs/tls.md#http2).
  */
 export class HttpsListener {
   private constructor(

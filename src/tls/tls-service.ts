@@ -38,7 +38,14 @@ const RELOAD_KEYS = [
   'rtmp.enable',
   'rtmp.enable_tls',
   'host.name',
+  // Decides the bind host of a `tls.address` without a host (loopback while it is off).
+  'api.auth.enable',
 ];
+
+/** Where HTTPS binds under `config` (`:port` narrows to loopback while authentication is off). */
+function httpsBindHost(config: Config): string | undefined {
+  return resolveListenAddress(config.tls.address, config.api.auth.enable)?.host;
+}
 
 /** Whether a TLS listener (HTTPS, RTMPS) serves the certificate under `config`. */
 function needsCertificate(config: Config): boolean {
@@ -174,6 +181,7 @@ export class TlsService {
         const rebuild =
           changed.some((key) => key.startsWith('tls.')) ||
           (changed.includes('host.name') && next.tls.auto) ||
+          (next.tls.enable && httpsBindHost(next) !== httpsBindHost(running)) ||
           needsCertificate(next) !== needsCertificate(running);
         if (!rebuild) return NOTHING_TO_BUILD;
         await this.check(next);

@@ -15,6 +15,8 @@ export async function startNode(
   id: string,
   endpoints: string[],
   ttlSeconds: number,
+  /** More settings, over the defaults (API authentication, for one). */
+  env: Record<string, string> = {},
 ): Promise<ClusterNode> {
   const home = join(dir, id);
   mkdirSync(join(home, 'config'), { recursive: true });
@@ -33,6 +35,7 @@ export async function startNode(
       CORE_CLUSTER_NODE_ID: id,
       CORE_CLUSTER_LEASE_TTL_SEC: String(ttlSeconds),
       CORE_LOG_LEVEL: 'info',
+      ...env,
     },
     home,
   );

@@ -1,7 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 
-/** The marker a test process carries in its encoder's command line (`-metadata title=<marker>`). */
-export const marker = (id: string): string => `cluster-test-${id}`;
+/**
+ * The marker a test process carries in its encoder's command line (`-metadata title=<marker>`),
+ * with this test run's pid: another run on the same machine (another worktree) has encoders with
+ * the same process ids, which must not count as duplicates here.
+ */
+const PREFIX = `cluster-test-${process.pid}-`;
+export const marker = (id: string): string => `${PREFIX}${id}`;
 
 /** The running encoders of the test's processes, by process id: their pids, read from /proc. */
 export async function encodersByProcess(): Promise<Map<string, number[]>> {
@@ -18,9 +23,9 @@ export async function encodersByProcess(): Promise<Map<string, number[]>> {
       continue;
     }
     if (!(argv[0] ?? '').endsWith('ffmpeg')) continue;
-    const title = argv.find((arg) => arg.startsWith('title=cluster-test-'));
+    const title = argv.find((arg) => arg.startsWith(`title=${PREFIX}`));
     if (title === undefined) continue;
-    const id = title.slice('title=cluster-test-'.length);
+    const id = title.slice(`title=${PREFIX}`.length);
     found.set(id, [...(found.get(id) ?? []), Number(name)]);
   }
   return found;

@@ -57,7 +57,11 @@ export class RtmpTestClient {
     });
     socket.on('error', () => undefined);
     const client = new RtmpTestClient(socket, options.keepMessages ?? false);
-    socket.write(Buffer.concat([Buffer.from([3]), randomBytes(1536)]));
+    // C1: time, then four zero bytes (RTMP 1.0, 5.2.3; a non-zero version asks for the digest
+    // handshake, which joy4-based servers such as the reference then insist on), then random.
+    const c1 = randomBytes(1536);
+    c1.fill(0, 4, 8);
+    socket.write(Buffer.concat([Buffer.from([3]), c1]));
     await client.ready;
     return client;
   }

@@ -69,6 +69,32 @@ describe('SRT server with ffmpeg', { skip: SRT_SKIP }, () => {
     }
   });
 
+  it("reserves a player's receive buffer for its acknowledgements only; a publisher's keeps libsrt's", async () => {
+    const { server, port } = await startSrt();
+    try {
+      const publisher = publishSrt(srtUrl(port, 'small,mode:publish'), 30);
+      await waitFor(() => server.resources().includes('small'), 'the stream to go live');
+      const player = playSrt(srtUrl(port, 'small'), join(dir, 'small.ts'));
+      await waitFor(() => playersSent(server, 'small', 1) >= 100_000, 'the player to be sent 100 kB', 30_000);
+      const channels = server.channels();
+      const freeBytes = (socket: number | undefined): number =>
+        channels.connections[String(socket)]?.stats.avail_recv_buf_bytes ?? Number.NaN;
+      // 64 packets, ~94 kB (native/srt/src/listener.cc); libsrt's default, 8 192 packets, ~12 MB.
+      assert.ok(
+        freeBytes(channels.subscriber.small?.[0]) < 200_000,
+        `player: ${freeBytes(channels.subscriber.small?.[0])}`,
+      );
+      assert.ok(
+        freeBytes(channels.publisher.small) >= 4_000_000,
+        `publisher: ${freeBytes(channels.publisher.small)}`,
+      );
+      player.child.kill('SIGKILL');
+      await endPublisher(publisher);
+    } finally {
+      server.close();
+    }
+  });
+
   it('refuses a second publisher, a player of nothing and an unknown mode; frees the name when the publisher leaves', async () => {
     const { server, port, logs } = await startSrt();
     try {

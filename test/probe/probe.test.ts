@@ -144,6 +144,25 @@ describe('probe API with the real ffmpeg', () => {
     assert.match(probe.log.join('\n'), /Connection refused/);
   });
 
+  it('probes a config sent in the body without creating a process', async () => {
+    const probe = await ok<ProbeAnswer>(server, 'POST', '/process/probe', {
+      id: 'not-created',
+      input: [{ id: 'video', address: 'testsrc=size=64x48:rate=25', options: ['-f', 'lavfi'] }],
+      output: [{ id: 'out', address: '{diskfs}/x.mp4', options: ['-f', 'null'] }],
+    });
+    assert.equal(probe.streams.length, 1, probe.log.join('\n'));
+    assert.equal(probe.streams[0]?.width, 64);
+    const missing = await call(server, 'GET', '/process/not-created');
+    assert.equal(missing.status, 404, 'not created');
+    // Checked as a create is: the same 400 with the field named.
+    const invalid = await call<{ code: number; details: string[] }>(server, 'POST', '/process/probe', {
+      input: [],
+      output: [{ id: 'out', address: '-', options: [] }],
+    });
+    assert.equal(invalid.status, 400);
+    assert.match(invalid.body.details.join('\n'), /input: at least one input is required/);
+  });
+
   it('a process that does not exist: 404 in the envelope', async () => {
     const answer = await call<{ code: number; details: string[] }>(server, 'GET', '/process/nobody/probe');
     assert.equal(answer.status, 404);

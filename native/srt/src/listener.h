@@ -70,9 +70,9 @@ class Core {
   // Caller holds mutex_; closes one socket and reports it with its byte totals.
   void CloseAndReport(SRTSOCKET socket, const std::string& reason);
   void Post(Event event);
-  // 0 to accept, else an SRT_REJX_* code with the reason.
+  // 0 to accept, else an SRT_REJX_* code with the reason; `mode` is what the caller asked for.
   int Decide(int hs_version, const std::string& stream_id, const std::string& peer,
-             std::string* reason);
+             std::string* mode, std::string* reason);
 
   const ListenerOptions options_;
   Napi::ThreadSafeFunction events_;

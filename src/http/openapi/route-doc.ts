@@ -44,6 +44,7 @@ const STATUS_TEXT: Record<number, string> = {
   416: 'Range not satisfiable',
   429: 'Too many failed attempts; see Retry-After',
   500: 'Unexpected error; logged with a request id',
+  501: 'Not implemented: the details say why and what to do instead',
   502: 'The S3 endpoint failed or refused the request',
   503: 'Service unavailable',
   504: 'The S3 endpoint did not answer in time',

@@ -324,6 +324,17 @@ export class ProcessChanges {
     );
   }
 
+  /**
+   * A config as a create would take it, resolved and checked (the same 400s, the same access
+   * rules), but not created: what the probe of a config (`POST /api/v3/process/probe`) opens.
+   */
+  checked(body: unknown): ProcessConfig {
+    const config = readOrThrow(body);
+    const resolved = resolveConfig(config, this.deps.placeholders());
+    this.validate(config, resolved);
+    return resolved;
+  }
+
   /** The semantic checks (docs/processes.md#process-config) against the current processes; throws a 400. */
   private validate(config: ProcessConfig, resolved: ProcessConfig): void {
     const problems = validateProcessConfig(config, resolved, {

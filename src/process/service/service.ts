@@ -12,6 +12,7 @@ import {
 import type { Filesystem } from '../../storage/filesystem.js';
 import type { MemfsWriteGrants } from '../../storage/index.js';
 import {
+  memfsPathProblems,
   memfsUrl,
   resolveConfig,
   validateProcessConfig,
@@ -245,6 +246,22 @@ export class ProcessService {
     this.traffic.rebuild(this.values.memfs);
   }
 
+  /**
+   * Why memfs write authentication cannot be turned on while the processes run: each memfs path
+   * an output of a started process names that no credential of its run can cover (no fixed start,
+   * `{memfs}/%v.m3u8`), as `storage.memory.auth.enable: process "<id>" <problem>`. Every other run
+   * writes with the credential of its own it was given at its start (docs/storage.md).
+   */
+  memfsAuthProblems(): string[] {
+    return [...this.table.all()]
+      .filter((entry) => entry.supervisor.order === 'start')
+      .flatMap((entry) =>
+        memfsPathProblems(entry.resolved, this.values.memfs).map(
+          (problem) => `storage.memory.auth.enable: process ${JSON.stringify(entry.config.id)} ${problem}`,
+        ),
+      );
+  }
+
   /** Masks the secrets as they stand in the running config, and every one held before. */
   private refreshMask(): void {
     const { memory, s3 } = this.deps.config.storage;
@@ -370,17 +387,25 @@ export class ProcessService {
     };
   }
 
-  /** The probe of a process (`/api/v3/process/:id/probe`): its inputs, and the credential mask. */
-  get probeSource(): { probeArgs(id: string): string[]; mask(text: string): string } {
+  /**
+   * The probe of a process (`/api/v3/process/:id/probe`) or of a config that is not one
+   * (`POST /api/v3/process/probe`, checked as a create): the inputs, and the credential mask.
+   */
+  get probeSource(): {
+    probeArgs(id: string): string[];
+    probeConfigArgs(body: unknown): string[];
+    mask(text: string): string;
+  } {
+    const argsOf = (resolved: ProcessConfig): string[] => {
+      try {
+        return this.factory.probeArgs(resolved);
+      } catch (error) {
+        throw new ApiError('BAD_REQUEST', (error as Error).message, { message: 'Invalid input' });
+      }
+    };
     return {
-      probeArgs: (id) => {
-        const entry = this.entry(id);
-        try {
-          return this.factory.probeArgs(entry.resolved);
-        } catch (error) {
-          throw new ApiError('BAD_REQUEST', (error as Error).message, { message: 'Invalid input' });
-        }
-      },
+      probeArgs: (id) => argsOf(this.entry(id).resolved),
+      probeConfigArgs: (body) => argsOf(this.changes.checked(body)),
       mask: this.mask,
     };
   }
