@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile, readlink } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { socketInodes } from '../../src/process/supervise/encoder-connections.js';
+import { RawConnection, type RawAnswer } from '../helpers/raw-connection.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -18,73 +18,6 @@ const ENTRY = {
   execArgv: ['--import', import.meta.resolve('tsx')],
 };
 const USERNAME = 'admin';
-
-interface Answer {
-  status: number;
-  headers: Map<string, string>;
-  body: string;
-}
-
-/** One keep-alive connection on which requests are written as bytes and answers read back. */
-class RawConnection {
-  private buffered = Buffer.alloc(0);
-  private wake: (() => void) | undefined;
-  private ended = false;
-
-  private constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.buffered = Buffer.concat([this.buffered, chunk]);
-      this.wake?.();
-    });
-    socket.on('close', () => {
-      this.ended = true;
-      this.wake?.();
-    });
-    socket.on('error', () => undefined);
-  }
-
-  static open(port: number, localAddress?: string): Promise<RawConnection> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ port, host: '127.0.0.1', localAddress }, () =>
-        resolve(new RawConnection(socket)),
-      );
-      socket.once('error', reject);
-    });
-  }
-
-  async request(text: string): Promise<Answer> {
-    this.socket.write(text);
-    return this.answer();
-  }
-
-  /** The next answer on the connection (every answer of this server has a Content-Length). */
-  async answer(): Promise<Answer> {
-    for (;;) {
-      const end = this.buffered.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const [statusLine = '', ...lines] = this.buffered.toString('latin1', 0, end).split('\r\n');
-        const headers = new Map(
-          lines.map((line) => [
-            line.slice(0, line.indexOf(':')).toLowerCase(),
-            line.slice(line.indexOf(':') + 1).trim(),
-          ]),
-        );
-        const length = Number(headers.get('content-length') ?? 0);
-        if (this.buffered.length >= end + 4 + length) {
-          const body = this.buffered.toString('utf8', end + 4, end + 4 + length);
-          this.buffered = this.buffered.subarray(end + 4 + length);
-          return { status: Number(statusLine.split(' ')[1]), headers, body };
-        }
-      }
-      if (this.ended) throw new Error('connection closed before a whole answer');
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
 
 function post(path: string, body: unknown, token?: string): string {
   const text = JSON.stringify(body);
@@ -126,11 +59,11 @@ async function connectionOf(
   wanted: 'worker' | 'main',
   first: string,
   localAddress?: string,
-): Promise<{ connection: RawConnection; answer: Answer; holder: number | 'main' }> {
+): Promise<{ connection: RawConnection; answer: RawAnswer; holder: number | 'main' }> {
   const port = Number(new URL(server.url).port);
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const connection = await RawConnection.open(port, localAddress);
+    const connection = await RawConnection.open({ port, localAddress });
     const answer = await connection.request(first);
     const holder = await holderOf(server, connection);
     if (holder !== undefined && (holder === 'main') === (wanted === 'main'))
@@ -148,7 +81,7 @@ function claims(token: string): Record<string, unknown> {
 }
 
 /** The headers of an answer apart from its date (and the tokens' own fields). */
-function comparable(answer: Answer): Record<string, string> {
+function comparable(answer: RawAnswer): Record<string, string> {
   return Object.fromEntries(
     [...answer.headers].filter(([name]) => name !== 'date' && name !== 'content-length'),
   );

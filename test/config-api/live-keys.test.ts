@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect as connectTls } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { rawRequest } from '../storage/raw-request.js';
 import { selfSigned } from '../helpers/pebble.js';
+import { RawConnection } from '../helpers/raw-connection.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { isAlive, lavfiProcess, waitFor } from '../process/support.js';
 
@@ -205,12 +205,18 @@ describe('reload: the keys the UI switches take effect at once; the encoder keep
     const port = Number(new URL(server.url).port);
     const httpsPort = (): number => Number(new URL(server.app.tls.url ?? '').port);
     const tlsPortBefore = httpsPort();
-    const held: HeldConnection[] = [];
+    const held: RawConnection[] = [];
     if (peer === undefined) t.diagnostic('no IPv4 address beyond loopback: the network clients are left out');
     else {
-      held.push(await HeldConnection.open(peer, port), await HeldConnection.open(peer, tlsPortBefore, 'tls'));
+      held.push(
+        await RawConnection.open({ host: peer, port, localAddress: peer }),
+        await RawConnection.open({ host: peer, port: tlsPortBefore, localAddress: peer, tls: true }),
+      );
       for (const connection of held) {
-        assert.equal((await connection.request('/api/v3/process')).status, 401);
+        assert.equal(
+          (await connection.request('GET /api/v3/process HTTP/1.1\r\nHost: localhost\r\n\r\n')).status,
+          401,
+        );
         // A request begun before the reload (its head not complete yet) keeps its connection open.
         connection.write('GET /api/v3/process HTTP/1.1\r\nHost: localhost\r\n');
       }
@@ -227,12 +233,15 @@ describe('reload: the keys the UI switches take effect at once; the encoder keep
     });
     assert.equal(login.status, 404);
     if (peer !== undefined) {
-      await assert.rejects(HeldConnection.open(peer, port), /ECONNREFUSED/);
-      await assert.rejects(HeldConnection.open(peer, httpsPort(), 'tls'), /ECONNREFUSED/);
+      await assert.rejects(RawConnection.open({ host: peer, port, localAddress: peer }), /ECONNREFUSED/);
+      await assert.rejects(
+        RawConnection.open({ host: peer, port: httpsPort(), localAddress: peer, tls: true }),
+        /ECONNREFUSED/,
+      );
       for (const connection of held) {
         // Naming a loopback host, on a connection a start with these settings would never accept.
         connection.write('\r\n');
-        const sneaked = await connection.receive();
+        const sneaked = await connection.answer();
         assert.equal(sneaked.status, 403, sneaked.body);
         assert.match(sneaked.body, /is not on this machine/);
         connection.close();
@@ -247,71 +256,4 @@ function networkAddress(): string | undefined {
   return Object.values(networkInterfaces())
     .flatMap((list) => list ?? [])
     .find((entry) => entry.family === 'IPv4' && !entry.internal)?.address;
-}
-
-/** One HTTP/1.1 keep-alive connection from `address` to the same address; its requests say `Host: localhost`. */
-class HeldConnection {
-  private buffered = Buffer.alloc(0);
-  private wake: (() => void) | undefined;
-  private ended = false;
-
-  private constructor(private readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.buffered = Buffer.concat([this.buffered, chunk]);
-      this.wake?.();
-    });
-    socket.on('close', () => {
-      this.ended = true;
-      this.wake?.();
-    });
-  }
-
-  static open(address: string, port: number, secure?: 'tls'): Promise<HeldConnection> {
-    return new Promise((resolve, reject) => {
-      const options = { host: address, port, localAddress: address };
-      const socket =
-        secure === 'tls'
-          ? connectTls({ ...options, rejectUnauthorized: false }, () => resolve(new HeldConnection(socket)))
-          : connect(options, () => resolve(new HeldConnection(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  write(text: string): void {
-    this.socket.write(text);
-  }
-
-  async request(path: string): Promise<{ status: number; body: string }> {
-    this.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
-    return this.receive();
-  }
-
-  /** Reads one whole answer (with `Content-Length`). */
-  async receive(): Promise<{ status: number; body: string }> {
-    let headEnd = this.buffered.indexOf('\r\n\r\n');
-    while (headEnd === -1) {
-      await this.more();
-      headEnd = this.buffered.indexOf('\r\n\r\n');
-    }
-    const head = this.buffered.subarray(0, headEnd).toString('latin1');
-    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-    while (this.buffered.length < headEnd + 4 + length) await this.more();
-    const body = this.buffered.subarray(headEnd + 4, headEnd + 4 + length).toString();
-    this.buffered = this.buffered.subarray(headEnd + 4 + length);
-    return { status: Number(head.split(' ')[1]), body };
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-
-  private more(): Promise<void> {
-    if (this.ended) throw new Error('the server closed the connection');
-    return new Promise((resolve) => {
-      this.wake = () => {
-        this.wake = undefined;
-        resolve();
-      };
-    });
-  }
 }
