@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../http/index.js';
 import { placingOfConfig } from './candidates.js';
+import { peerFetch } from './peer-fetch.js';
 import { placeCreate } from './create-placement.js';
 import type { ReferencePlacement } from './placement.js';
 import { RecentPlacements } from './recent-placements.js';
@@ -13,7 +14,6 @@ export const HOP_HEADER = 'x-streamcore-cluster-hop';
 const VIA_HEADER = 'x-streamcore-cluster-via';
 /** Headers a forwarded request keeps (the answering node checks the same credentials). */
 const FORWARDED = ['authorization', 'content-type', 'accept'];
-const PROXY_TIMEOUT_MS = 10_000;
 
 export interface ForwardDeps {
   me: string;
@@ -172,18 +172,13 @@ async function ask(
   }
   const hasBody = request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD';
   if (hasBody) headers['content-type'] = 'application/json';
-  try {
-    return await deps.fetch(address + request.url, {
-      method: request.method,
-      headers,
-      body: hasBody ? JSON.stringify(request.body) : undefined,
-      signal: AbortSignal.timeout(PROXY_TIMEOUT_MS),
-    });
-  } catch (error) {
+  return peerFetch(
+    deps.fetch,
+    address + request.url,
+    { method: request.method, headers, body: hasBody ? JSON.stringify(request.body) : undefined },
+    `node "${node}"`,
+  ).catch((error: unknown) => {
     deps.logger.warn({ err: error, node }, 'cluster: forwarding a request failed');
-    throw new ApiError('SERVICE_UNAVAILABLE', `node "${node}" did not answer: ${(error as Error).message}`, {
-      message: 'Cluster node unavailable',
-      headers: { 'retry-after': '5' },
-    });
-  }
+    throw error;
+  });
 }

@@ -3,9 +3,8 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ERRORS, type ErrorCode } from '../http/index.js';
 import { HOP_HEADER } from './forward.js';
+import { peerFetch } from './peer-fetch.js';
 import type { ClusterSnapshot } from './view.js';
-
-const PEER_TIMEOUT_MS = 10_000;
 
 /** What asking another node needs. */
 export interface PeerDeps {
@@ -55,25 +54,18 @@ export async function askPeer(
       const value = request.headers[name];
       if (typeof value === 'string' && value !== '') headers[name] = value;
     }
-  try {
-    return await deps.fetch(address + path, {
+  return peerFetch(
+    deps.fetch,
+    address + path,
+    {
       method: init.method ?? 'GET',
       headers,
       body: init.stream ?? (init.json === undefined ? undefined : JSON.stringify(init.json)),
       // A streamed body goes out as it is read (fetch requires saying so).
-      ...(init.stream === undefined ? {} : { duplex: 'half' }),
-      signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw new ApiError(
-      'SERVICE_UNAVAILABLE',
-      `the node at ${address} did not answer: ${(error as Error).message}`,
-      {
-        message: 'Cluster node unavailable',
-        headers: { 'retry-after': '5' },
-      },
-    );
-  }
+      ...(init.stream === undefined ? {} : { duplex: 'half' as const }),
+    },
+    `the node at ${address}`,
+  );
 }
 
 /** The query of the request (`?…`, or ''), to pass on as it came. */
