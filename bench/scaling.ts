@@ -14,17 +14,20 @@
  *
  * Method: the servers as users run them (`node dist/main.js`, run `npm run build:server` first; the
  * reference named by REFERENCE_CORE, see docs/performance.md), auth on, metrics every 2 s over
- * 300 s, data in a temporary directory, on loopback. autocannon (CONNECTIONS connections) in this
- * process: on CPU 0 while a one-core server runs on CPU 1; on both CPUs beside a two-core server
- * (a two-core machine has no third core for the load: the two-core figures are what is left
- * beside it, so a ratio here is a floor). 1 s warm-up per server and route, then ROUNDS rounds of
- * DURATION s; medians of requests/s and of the server's CPU time per request (its workers'
- * included). Every answer must be a 2xx (failures are counted).
+ * 300 s, data in a temporary directory, on loopback. The load is wrk (Debian's `wrk`: 2 threads,
+ * BENCH_CONNECTIONS connections, 50 by default, as the issue measured), or autocannon in this
+ * process when wrk is not installed (BENCH_LOAD=autocannon forces it; it costs about twice wrk's
+ * CPU per request). The load runs on CPU 0 while a one-core server runs on CPU 1, and on both CPUs
+ * beside a two-core server (a two-core machine has no third core for the load: the two-core
+ * figures are what is left beside it, so a ratio here is a floor; the load's own CPU per request
+ * is printed too). 1 s warm-up per server and route, then ROUNDS rounds of DURATION s; medians of
+ * requests/s and of the server's CPU time per request (its workers' included). Every answer must
+ * be a 2xx (failures are counted).
  *
  * Run: REFERENCE_CORE=/path/to/core node --import tsx bench/scaling.ts   (BENCH_ROUNDS=3, BENCH_DURATION=3;
  *      without REFERENCE_CORE only streamcore is measured)
  */
-import autocannon, { type Options as AutocannonOptions } from 'autocannon';
+import autocannon from 'autocannon';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -32,11 +35,16 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLOCK_TICKS_PER_SEC, freePort, median, pingOnce, spawnBuiltServer } from './measure.js';
 import { startReferenceCore } from './reference-core.js';
+import { haveWrk, runWrk, type WrkRequest } from './wrk.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 3);
 const WARMUP_SEC = 1;
-const CONNECTIONS = 20;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** wrk (C) when it is installed, as the issue measured with; autocannon (JavaScript) otherwise. */
+const LOAD = process.env.BENCH_LOAD ?? ((await haveWrk()) ? 'wrk' : 'autocannon');
+if (LOAD !== 'wrk' && LOAD !== 'autocannon')
+  throw new Error(`BENCH_LOAD must be wrk or autocannon, not ${LOAD}`);
 const PROCESSES = 20;
 const USERNAME = 'admin';
 const PASSWORD = 'bench-scaling-password';
@@ -63,7 +71,7 @@ interface Server {
 
 interface Route {
   label: string;
-  options: (server: Server) => AutocannonOptions;
+  options: (server: Server) => WrkRequest;
 }
 
 const METRIC_NAMES = [
@@ -113,7 +121,7 @@ const ROUTES: Route[] = [
   { label: 'GET /memfs/live.m3u8', options: (server) => ({ url: `${server.url}/memfs/live.m3u8` }) },
 ];
 
-function metricsQuery(server: Server, body: object): AutocannonOptions {
+function metricsQuery(server: Server, body: object): WrkRequest {
   return {
     url: `${server.url}/api/v3/metrics`,
     method: 'POST',
@@ -138,20 +146,22 @@ try {
   const results = new Map<string, number[]>();
   const failures = new Map<string, number>();
   const cpu = new Map<string, number[]>();
+  const load = new Map<string, number[]>();
   for (const route of ROUTES) {
     for (const server of servers) await run(server, route, WARMUP_SEC);
     for (let round = 0; round < ROUNDS; round++) {
       for (const server of servers) {
-        const { rps, cpuMicros, failed } = await run(server, route, DURATION_SEC);
+        const { rps, cpuMicros, loadMicros, failed } = await run(server, route, DURATION_SEC);
         const key = `${route.label}|${server.label}`;
         results.set(key, [...(results.get(key) ?? []), rps]);
         cpu.set(key, [...(cpu.get(key) ?? []), cpuMicros]);
+        load.set(key, [...(load.get(key) ?? []), loadMicros]);
         failures.set(key, (failures.get(key) ?? 0) + failed);
       }
     }
     process.stderr.write(`  ${route.label} done\n`);
   }
-  print(results, cpu, failures);
+  print(results, cpu, load, failures);
 } finally {
   for (const server of servers) server.child.kill('SIGTERM');
   for (const { child } of servers) {
@@ -164,10 +174,11 @@ try {
 function print(
   results: Map<string, number[]>,
   cpu: Map<string, number[]>,
+  load: Map<string, number[]>,
   failures: Map<string, number>,
 ): void {
   console.log(
-    `\nreq/s (µs of server CPU per request), medians of ${ROUNDS} rounds of ${DURATION_SEC} s, ${CONNECTIONS} connections (node ${process.version}; one-core servers on CPU 1 with the load on CPU 0, two-core servers share both CPUs with the load; w0: no API worker, w1: one)\n`,
+    `\nreq/s (µs of server CPU / µs of the load generator's CPU, per request), medians of ${ROUNDS} rounds of ${DURATION_SEC} s, ${LOAD} with ${CONNECTIONS} connections (node ${process.version}; one-core servers on CPU 1 with the load on CPU 0, two-core servers share both CPUs with the load; w0: no API worker, w1: one)\n`,
   );
   const labels = servers.map((server) => server.label);
   const ratios: [string, string, string][] = [
@@ -187,8 +198,12 @@ function print(
   for (const route of ROUTES) {
     const rps = (label: string): number => median(results.get(`${route.label}|${label}`) ?? [0]);
     const micros = (label: string): number => median(cpu.get(`${route.label}|${label}`) ?? [0]);
+    const loadMicros = (label: string): number => median(load.get(`${route.label}|${label}`) ?? [0]);
     const cells = [
-      ...labels.map((label) => `${Math.round(rps(label))} (${Math.round(micros(label))})`),
+      ...labels.map(
+        (label) =>
+          `${Math.round(rps(label))} (${Math.round(micros(label))}/${Math.round(loadMicros(label))})`,
+      ),
       ...ratios.map(([, over, under]) => `${(rps(over) / rps(under)).toFixed(2)}×`),
     ];
     console.log(`| ${route.label} | ${cells.join(' | ')} |`);
@@ -220,7 +235,7 @@ function ticksOf(pid: string): number {
 
 /** Pins this process (the load) to CPU 0 for a one-core server, to both CPUs for a two-core one. */
 function pinLoad(cores: 1 | 2): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cores === 1 ? '0' : '0,1', String(process.pid)], {
+  execFileSync('taskset', ['-a', '-p', '-c', cpuListOfLoad(cores), String(process.pid)], {
     stdio: 'ignore',
   });
 }
@@ -229,20 +244,60 @@ async function run(
   server: Server,
   route: Route,
   durationSec: number,
-): Promise<{ rps: number; cpuMicros: number; failed: number }> {
-  pinLoad(server.cores);
+): Promise<{ rps: number; cpuMicros: number; loadMicros: number; failed: number }> {
   const before = serverTicks(server);
+  const measured =
+    LOAD === 'wrk'
+      ? await runWithWrk(server, route, durationSec)
+      : await runWithAutocannon(server, route, durationSec);
+  const micros = ((serverTicks(server) - before) * 1_000_000) / CLOCK_TICKS_PER_SEC;
+  return { ...measured, cpuMicros: micros / Math.max(1, measured.requests) };
+}
+
+interface LoadRun {
+  rps: number;
+  requests: number;
+  failed: number;
+  /** The load generator's CPU per request, µs (NaN where it is this process: autocannon). */
+  loadMicros: number;
+}
+
+async function runWithWrk(server: Server, route: Route, durationSec: number): Promise<LoadRun> {
+  const result = await runWrk(route.options(server), {
+    connections: CONNECTIONS,
+    threads: 2,
+    durationSec,
+    cpus: cpuListOfLoad(server.cores),
+  });
+  return {
+    rps: result.rps,
+    requests: result.requests,
+    failed: result.failed,
+    loadMicros: result.loadMicrosPerRequest,
+  };
+}
+
+async function runWithAutocannon(server: Server, route: Route, durationSec: number): Promise<LoadRun> {
+  pinLoad(server.cores);
+  const before = process.cpuUsage();
   const result = await autocannon({
     ...route.options(server),
     connections: CONNECTIONS,
     duration: durationSec,
   });
-  const micros = ((serverTicks(server) - before) * 1_000_000) / CLOCK_TICKS_PER_SEC;
+  const used = process.cpuUsage(before);
+  const requests = Math.max(1, result.requests.total ?? 0);
   return {
     rps: result.requests.average,
-    cpuMicros: micros / Math.max(1, result.requests.total ?? 0),
+    requests,
     failed: result.non2xx + result.errors + result.timeouts,
+    loadMicros: (used.user + used.system) / requests,
   };
+}
+
+/** The load's CPUs: CPU 0 beside a one-core server (on CPU 1), both beside a two-core one. */
+function cpuListOfLoad(cores: 1 | 2): string {
+  return cores === 1 ? '0' : '0,1';
 }
 
 function cpuList(cores: 1 | 2): string {
