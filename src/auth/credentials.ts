@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * Checks a username and password against the configured ones in constant time (docs/auth.md#login-methods). Both
@@ -27,6 +27,7 @@ export class PasswordCheck {
   }
 }
 
+/** One-shot: no Hash object for the garbage collector to finalise per login. */
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return hash('sha256', value, 'buffer');
 }

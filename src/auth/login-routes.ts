@@ -52,9 +52,14 @@ export async function registerLoginRoutes(server: FastifyInstance, deps: LoginRo
     // Registered whether authentication is on or not (a reload may turn it on); a 405 for another
     // method only while it is on.
     const config = { allowHeader: () => deps.protection() !== undefined };
-    scope.post('/api/login', { config }, (request, reply) =>
-      whileOn(reply, deps, (keys) => login(request, keys, deps)),
-    );
+    // Not compressed: a login's answer (two tokens, or an error) is always under the threshold,
+    // and the plugin's onSend still costs every request a look (docs/performance.md#login).
+    scope.post('/api/login', { config, compress: false }, (request, reply) => {
+      const keys = deps.protection();
+      if (keys !== undefined) return login(request, keys, deps);
+      reply.callNotFound();
+      return undefined;
+    });
     scope.get('/api/login/refresh', { config }, (request, reply) =>
       whileOn(reply, deps, (keys) => refresh(request, keys)),
     );
@@ -74,7 +79,16 @@ async function whileOn<T>(
   return reply;
 }
 
-async function login(request: FastifyRequest, keys: LoginKeys, deps: LoginRoutesDeps): Promise<TokenPair> {
+/**
+ * A password login that succeeds answers without a promise (the common case, and the one a client
+ * repeats); failures, the throttle's refusal and identity-provider logins go through promises or
+ * throw, which fastify answers alike.
+ */
+function login(
+  request: FastifyRequest,
+  keys: LoginKeys,
+  deps: LoginRoutesDeps,
+): TokenPair | Promise<TokenPair> {
   const form = readLoginForm(request.body);
   if ('username' in form) return passwordLogin(request, form.username, form.password, keys, deps);
   const token = bearerToken(request.headers.authorization);
@@ -86,19 +100,27 @@ async function login(request: FastifyRequest, keys: LoginKeys, deps: LoginRoutes
   throw new ApiError('BAD_REQUEST', ['Missing authorization credentials', ...problems]);
 }
 
-async function passwordLogin(
+function passwordLogin(
   request: FastifyRequest,
   username: string,
   password: string,
   keys: LoginKeys,
   deps: LoginRoutesDeps,
-): Promise<TokenPair> {
+): TokenPair | Promise<never> {
   const address = request.ip;
   refuseWhenThrottled(deps, address, username);
   if (keys.passwords.matches(username, password)) {
     deps.throttle.recordSuccess(address, username);
     return keys.tokens.issuePair(username);
   }
+  return wrongPassword(request, deps, username);
+}
+
+async function wrongPassword(
+  request: FastifyRequest,
+  deps: LoginRoutesDeps,
+  username: string,
+): Promise<never> {
   await failLogin(request, deps, { username, method: 'password', reason: 'wrong username or password' });
   throw new ApiError('UNAUTHORIZED', 'Invalid authorization credentials: wrong username or password');
 }
