@@ -41,7 +41,8 @@ export function workerAnswers(
   if (routes === undefined || !answerable({ state, routes, request, body, socket })) return false;
   // Without a running encoder no connection can be one's: no lookup, no promise per request.
   if (!state.encodersRunning()) return true;
-  return state.encoders.fromEncoder(socket).then((fromEncoder) => !fromEncoder);
+  const fromEncoder = state.encoders.fromEncoder(socket);
+  return typeof fromEncoder === 'boolean' ? !fromEncoder : fromEncoder.then((from) => !from);
 }
 
 /** One request to decide on, and what the worker knows. */

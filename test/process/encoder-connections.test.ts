@@ -40,9 +40,12 @@ describe('which connections an encoder opened', () => {
       assert.deepEqual([...verdicts].sort(), [false, true]);
       const fromChild = accepted[verdicts.indexOf(true)] as Socket;
       assert.notEqual(fromChild.remotePort, own.localPort);
-      // No encoder running: nothing is looked up.
+      // Once known, the verdict comes without a promise (every request after a connection's first).
+      assert.equal(connections.fromEncoder(fromChild), true);
+      assert.equal(connections.fromEncoder(accepted[verdicts.indexOf(false)] as Socket), false);
+      // No encoder running: nothing is looked up, and no promise is made.
       const idle = new EncoderConnections({ procRoot: '/proc', encoderPids: () => new Set() });
-      assert.equal(await idle.fromEncoder(fromChild), false);
+      assert.equal(idle.fromEncoder(fromChild), false);
     } finally {
       child.kill('SIGKILL');
       own.destroy();

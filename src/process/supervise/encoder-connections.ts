@@ -28,25 +28,45 @@ export interface EncoderConnectionsDeps {
  * lookup cannot miss it.
  */
 export class EncoderConnections {
-  private readonly verdicts = new WeakMap<object, Promise<boolean>>();
+  /** Per connection: the verdict, or its lookup while under way. */
+  private readonly verdicts = new WeakMap<object, boolean | Promise<boolean>>();
 
   constructor(private readonly deps: EncoderConnectionsDeps) {}
 
-  /** Whether `socket` (the server's end) belongs to a connection an encoder opened. */
-  fromEncoder(socket: ConnectionEnds & object): Promise<boolean> {
-    let verdict = this.verdicts.get(socket);
-    if (verdict === undefined) {
-      verdict = this.lookUp(socket).catch(() => false);
-      this.verdicts.set(socket, verdict);
+  /**
+   * Whether `socket` (the server's end) belongs to a connection an encoder opened: a boolean once
+   * known (every request after a connection's first, and any connection while no encoder runs or
+   * from another machine), a promise while the lookup is under way. Every request passes here, so
+   * the known answer costs no promise.
+   */
+  fromEncoder(socket: ConnectionEnds & object): boolean | Promise<boolean> {
+    const known = this.verdicts.get(socket);
+    if (known !== undefined) return known;
+    if (!this.mayBeEncoder(socket)) {
+      this.verdicts.set(socket, false);
+      return false;
     }
-    return verdict;
+    const lookup = this.lookUp(socket)
+      .catch(() => false)
+      .then((verdict) => {
+        this.verdicts.set(socket, verdict);
+        return verdict;
+      });
+    this.verdicts.set(socket, lookup);
+    return lookup;
+  }
+
+  /** Only a connection from this machine while an encoder runs can be an encoder's. */
+  private mayBeEncoder({ remoteAddress, remotePort, localPort }: ConnectionEnds): boolean {
+    if (this.deps.encoderPids().size === 0 || remotePort === undefined || localPort === undefined)
+      return false;
+    return remoteAddress !== undefined && isThisMachine(remoteAddress);
   }
 
   private async lookUp(socket: ConnectionEnds): Promise<boolean> {
     const pids = this.deps.encoderPids();
-    const { remoteAddress, remotePort, localPort } = socket;
+    const { remotePort, localPort } = socket;
     if (pids.size === 0 || remotePort === undefined || localPort === undefined) return false;
-    if (remoteAddress === undefined || !isThisMachine(remoteAddress)) return false;
     const tables = await Promise.all(
       ['tcp', 'tcp6'].map((name) => readFile(join(this.deps.procRoot, 'net', name), 'utf8').catch(() => '')),
     );
