@@ -36,7 +36,7 @@ describe('which connections an encoder opened', () => {
       const deadline = Date.now() + 10_000;
       while (accepted.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.equal(accepted.length, 2);
-      const verdicts = await Promise.all(accepted.map((socket) => connections.fromEncoder(socket)));
+      const verdicts = await Promise.all(accepted.map(async (socket) => connections.fromEncoder(socket)));
       assert.deepEqual([...verdicts].sort(), [false, true]);
       const fromChild = accepted[verdicts.indexOf(true)] as Socket;
       assert.notEqual(fromChild.remotePort, own.localPort);
