@@ -12,28 +12,37 @@ describe('a node with cluster.media=proxy', () => {
   let etcd: EtcdMembers;
   let holder: ClusterNode;
   let proxy: ClusterNode;
+  /** A proxy whose connections are closed after 2 s silent both ways (`api.timeouts.idle_sec`). */
+  let impatient: ClusterNode;
   const segment = randomBytes(200_000);
   const clip = randomBytes(3_000_000);
+  const long = randomBytes(32_000_000);
 
   before(async () => {
     etcd = await EtcdMembers.start(join(dir, 'etcd'), 1);
     holder = await startNode(dir, 'h', etcd.endpoints, 8, { CORE_STORAGE_MEMORY_AUTH_ENABLE: 'false' });
     proxy = await startNode(dir, 'p', etcd.endpoints, 8, { CORE_CLUSTER_MEDIA: 'proxy' });
+    impatient = await startNode(dir, 'i', etcd.endpoints, 8, {
+      CORE_CLUSTER_MEDIA: 'proxy',
+      CORE_API_TIMEOUTS_IDLE_SEC: '2',
+    });
     const put = await fetch(`${holder.url}/memfs/live/seg1.ts`, { method: 'PUT', body: segment });
     assert.equal(put.status, 201);
     mkdirSync(join(dir, 'h', 'data', 'vod'), { recursive: true });
     writeFileSync(join(dir, 'h', 'data', 'vod', 'clip.mp4'), clip);
+    writeFileSync(join(dir, 'h', 'data', 'vod', 'long.mp4'), long);
     const deadline = Date.now() + 20_000;
     for (;;) {
       const about = (await (await fetch(`${proxy.url}/api/v3/cluster`)).json()) as { nodes?: unknown[] };
-      if (about.nodes?.length === 2) break;
+      if (about.nodes?.length === 3) break;
       if (Date.now() > deadline) throw new Error('the nodes do not see each other');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   });
 
   after(async () => {
-    for (const node of [holder, proxy]) {
+    for (const node of [holder, proxy, impatient]) {
+      node?.run.child.kill('SIGCONT');
       node?.run.child.kill('SIGTERM');
       await node?.run.exited;
     }
@@ -59,5 +68,38 @@ describe('a node with cluster.media=proxy', () => {
     const proxied = await fetch(`${proxy.url}/vod/clip.mp4`, { redirect: 'manual' });
     assert.equal(proxied.status, 200);
     assert.deepEqual(Buffer.from(await proxied.arrayBuffer()), clip);
+  });
+
+  // Last: it stops the holder for a few seconds.
+  it("cuts the player's answer when the holder hangs mid-body (api.timeouts.idle_sec)", async () => {
+    const response = await fetch(`${impatient.url}/vod/long.mp4`, { redirect: 'manual' });
+    assert.equal(response.status, 200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let received = 0;
+    while (received < 1_000_000) received += (await reader.read()).value?.length ?? 0;
+    // The holder hangs; what is in the buffers arrives, then nothing: the player's connection is
+    // silent both ways, which `api.timeouts.idle_sec` (2 s here) ends.
+    holder.run.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    try {
+      const reading = (async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return 'complete';
+          received += value.length;
+        }
+      })().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+      const hung = new Promise<string>((resolve) =>
+        setTimeout(() => resolve('still hanging after 20 s'), 20_000).unref(),
+      );
+      const ended = await Promise.race([reading, hung]);
+      assert.notEqual(ended, 'still hanging after 20 s');
+      assert.notEqual(ended, 'complete', 'the body was complete although the holder was stopped');
+      assert.ok(received < long.length, `received ${received} of ${long.length} bytes`);
+      const tookMs = Date.now() - stoppedAt;
+      assert.ok(tookMs < 15_000, `the stalled answer was cut after ${tookMs} ms`);
+    } finally {
+      holder.run.child.kill('SIGCONT');
+    }
   });
 });
