@@ -1,11 +1,42 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startNode, type ClusterNode } from './cluster-nodes.js';
 import { EtcdMembers } from './etcd-members.js';
+
+/** The sockets (inodes) of the established connections process `pid` holds to a local `port`. */
+function connectionsTo(pid: number, port: number): Set<string> {
+  const inodes = new Set<string>();
+  for (const name of ['tcp', 'tcp6']) {
+    for (const line of readFileSync(`/proc/net/${name}`, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const remotePort = parseInt(fields[2]?.split(':').at(-1) ?? '', 16);
+      if (fields[3] === '01' && remotePort === port) inodes.add(fields[9] ?? '');
+    }
+  }
+  const dir = `/proc/${pid}/fd`;
+  const held = new Set<string>();
+  for (const fd of readdirSync(dir)) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(join(dir, fd)))?.[1];
+      if (inode !== undefined && inodes.has(inode)) held.add(inode);
+    } catch {
+      // The descriptor closed meanwhile.
+    }
+  }
+  return held;
+}
 
 describe('a node with cluster.media=proxy', () => {
   const dir = mkdtempSync(join(tmpdir(), 'streamcore-media-proxy-'));
@@ -77,6 +108,8 @@ describe('a node with cluster.media=proxy', () => {
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     let received = 0;
     while (received < 1_000_000) received += (await reader.read()).value?.length ?? 0;
+    const holderPort = Number(new URL(holder.url).port);
+    const whileFetching = connectionsTo(impatient.pid, holderPort);
     // The holder hangs; what is in the buffers arrives, then nothing: the player's connection is
     // silent both ways, which `api.timeouts.idle_sec` (2 s here) ends.
     holder.run.child.kill('SIGSTOP');
@@ -98,6 +131,14 @@ describe('a node with cluster.media=proxy', () => {
       assert.ok(received < long.length, `received ${received} of ${long.length} bytes`);
       const tookMs = Date.now() - stoppedAt;
       assert.ok(tookMs < 15_000, `the stalled answer was cut after ${tookMs} ms`);
+      // The fetch from the holder goes with it. Other connections may come and stay (a stopped
+      // process's listener still completes handshakes), so the fetch's own sockets are followed.
+      const deadline = Date.now() + 10_000;
+      const stillOpen = (): string[] =>
+        [...connectionsTo(impatient.pid, holderPort)].filter((inode) => whileFetching.has(inode));
+      while (stillOpen().length > 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(stillOpen(), [], 'the proxy kept its connection to the holder');
     } finally {
       holder.run.child.kill('SIGCONT');
     }
