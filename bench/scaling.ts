@@ -16,7 +16,7 @@
  * reference named by REFERENCE_CORE, see docs/performance.md), auth on, metrics every 2 s over
  * 300 s, data in a temporary directory, on loopback. The load is wrk (Debian's `wrk`: 2 threads,
  * BENCH_CONNECTIONS connections, 50 by default, as the issue measured), or autocannon in this
- * process when wrk is not installed (BENCH_LOAD=autocannon forces it; it costs about twice wrk's
+ * process when wrk is not installed (BENCH_LOAD=autocannon forces it; it costs about 1.5× wrk's
  * CPU per request). The load runs on CPU 0 while a one-core server runs on CPU 1, and on both CPUs
  * beside a two-core server (a two-core machine has no third core for the load: the two-core
  * figures are what is left beside it, so a ratio here is a floor; the load's own CPU per request
