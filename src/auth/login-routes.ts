@@ -54,12 +54,9 @@ export async function registerLoginRoutes(server: FastifyInstance, deps: LoginRo
     const config = { allowHeader: () => deps.protection() !== undefined };
     // Not compressed: a login's answer (two tokens, or an error) is always under the threshold,
     // and the plugin's onSend still costs every request a look (docs/performance.md#login).
-    scope.post('/api/login', { config, compress: false }, (request, reply) => {
-      const keys = deps.protection();
-      if (keys !== undefined) return login(request, keys, deps);
-      reply.callNotFound();
-      return undefined;
-    });
+    scope.post('/api/login', { config, compress: false }, (request, reply) =>
+      whileOn(reply, deps, (keys) => login(request, keys, deps)),
+    );
     scope.get('/api/login/refresh', { config }, (request, reply) =>
       whileOn(reply, deps, (keys) => refresh(request, keys)),
     );
@@ -67,16 +64,19 @@ export async function registerLoginRoutes(server: FastifyInstance, deps: LoginRo
   });
 }
 
-/** Answers what `answer` gives while authentication is on, the 404 of an unknown route otherwise. */
-async function whileOn<T>(
+/**
+ * Answers what `answer` gives while authentication is on (as it gives it: a value needs no
+ * promise), the 404 of an unknown route otherwise.
+ */
+function whileOn<T>(
   reply: FastifyReply,
   deps: LoginRoutesDeps,
-  answer: (keys: LoginKeys) => Promise<T>,
-): Promise<T | FastifyReply> {
+  answer: (keys: LoginKeys) => T,
+): T | undefined {
   const keys = deps.protection();
   if (keys !== undefined) return answer(keys);
   reply.callNotFound();
-  return reply;
+  return undefined;
 }
 
 /**

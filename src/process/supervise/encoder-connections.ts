@@ -42,11 +42,20 @@ export class EncoderConnections {
   fromEncoder(socket: ConnectionEnds & object): boolean | Promise<boolean> {
     const known = this.verdicts.get(socket);
     if (known !== undefined) return known;
-    if (!this.mayBeEncoder(socket)) {
+    // Only a connection from this machine while an encoder runs can be an encoder's.
+    const { remoteAddress, remotePort, localPort } = socket;
+    const pids = this.deps.encoderPids();
+    if (
+      pids.size === 0 ||
+      remotePort === undefined ||
+      localPort === undefined ||
+      remoteAddress === undefined ||
+      !isThisMachine(remoteAddress)
+    ) {
       this.verdicts.set(socket, false);
       return false;
     }
-    const lookup = this.lookUp(socket)
+    const lookup = this.lookUp(pids, remotePort, localPort)
       .catch(() => false)
       .then((verdict) => {
         this.verdicts.set(socket, verdict);
@@ -56,17 +65,7 @@ export class EncoderConnections {
     return lookup;
   }
 
-  /** Only a connection from this machine while an encoder runs can be an encoder's. */
-  private mayBeEncoder({ remoteAddress, remotePort, localPort }: ConnectionEnds): boolean {
-    if (this.deps.encoderPids().size === 0 || remotePort === undefined || localPort === undefined)
-      return false;
-    return remoteAddress !== undefined && isThisMachine(remoteAddress);
-  }
-
-  private async lookUp(socket: ConnectionEnds): Promise<boolean> {
-    const pids = this.deps.encoderPids();
-    const { remotePort, localPort } = socket;
-    if (pids.size === 0 || remotePort === undefined || localPort === undefined) return false;
+  private async lookUp(pids: ReadonlySet<number>, remotePort: number, localPort: number): Promise<boolean> {
     const tables = await Promise.all(
       ['tcp', 'tcp6'].map((name) => readFile(join(this.deps.procRoot, 'net', name), 'utf8').catch(() => '')),
     );
