@@ -24,6 +24,8 @@ export interface WrkRun {
   durationSec: number;
   /** CPUs wrk may run on (taskset list, `0` or `0,1`). */
   cpus: string;
+  /** wrk's niceness, 0 (the server's own priority) to 19 (the server first); 0 by default. */
+  nice?: number;
 }
 
 export interface WrkResult {
@@ -68,7 +70,7 @@ export async function runWrk(request: WrkRequest, run: WrkRun): Promise<WrkResul
     await writeFile(scriptFile, script(request));
     const args = [
       '-c',
-      'taskset -c "$1" wrk -t "$2" -c "$3" -d "$4" -s "$5" "$6" >&2 && cat /proc/$$/stat',
+      'nice -n "$7" taskset -c "$1" wrk -t "$2" -c "$3" -d "$4" -s "$5" "$6" >&2 && cat /proc/$$/stat',
       'sh',
       run.cpus,
       String(run.threads),
@@ -76,6 +78,7 @@ export async function runWrk(request: WrkRequest, run: WrkRun): Promise<WrkResul
       `${run.durationSec}s`,
       scriptFile,
       request.url,
+      String(run.nice ?? 0),
     ];
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
       execFile('sh', args, (error, out, err) =>
