@@ -17,15 +17,26 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-/** The fields of /proc/<pid>/stat after the command name (`statFields(c)[0]` is field 3, the state). */
-function statFields(child: ChildProcess): string[] {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+/**
+ * The fields of a /proc/<pid>/stat text after the command name (`[0]` is field 3, the state): the
+ * name is in parentheses and may itself hold spaces and parentheses.
+ */
+export function procStatFields(stat: string): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+function statFields(child: ChildProcess): string[] {
+  return procStatFields(readFileSync(`/proc/${child.pid}/stat`, 'utf8'));
 }
 
 /** CPU time (user + system) of a child so far, in clock ticks. */
 export function cpuTicks(child: ChildProcess): number {
-  const fields = statFields(child);
+  return cpuTicksOfPid(child.pid!);
+}
+
+/** CPU time (user + system) of the process `pid` so far, in clock ticks. */
+export function cpuTicksOfPid(pid: number | string): number {
+  const fields = procStatFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   return Number(fields[11]) + Number(fields[12]);
 }
 

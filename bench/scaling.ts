@@ -36,7 +36,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLOCK_TICKS_PER_SEC, freePort, median, pingOnce, spawnBuiltServer } from './measure.js';
+import {
+  CLOCK_TICKS_PER_SEC,
+  cpuTicksOfPid,
+  freePort,
+  median,
+  pingOnce,
+  spawnBuiltServer,
+} from './measure.js';
 import { startReferenceCore } from './reference-core.js';
 import { haveWrk, runWrk, type WrkRequest } from './wrk.js';
 
@@ -271,17 +278,11 @@ function serverTicks(server: Server): number {
   const pids = server.kind === 'streamcore' ? [String(pid), ...children] : [String(pid)];
   return pids.reduce((sum, each) => {
     try {
-      return sum + ticksOf(each);
+      return sum + cpuTicksOfPid(each);
     } catch {
       return sum;
     }
   }, 0);
-}
-
-function ticksOf(pid: string): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 /** Pins this process (the load) to CPU 0 for a one-core server, to both CPUs for a two-core one. */

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLOCK_TICKS_PER_SEC } from './measure.js';
+import { CLOCK_TICKS_PER_SEC, procStatFields } from './measure.js';
 
 export interface WrkRequest {
   url: string;
@@ -94,7 +94,7 @@ export async function runWrk(request: WrkRequest, run: WrkRun): Promise<WrkResul
       socket: number;
     };
     // Fields after the command name: cutime and cstime (the waited-for children, wrk) are 14th and 15th.
-    const fields = stdout.slice(stdout.lastIndexOf(')') + 2).split(' ');
+    const fields = procStatFields(stdout);
     const loadTicks = Number(fields[13]) + Number(fields[14]);
     return {
       rps: summary.requests / (summary.duration_us / 1_000_000),
