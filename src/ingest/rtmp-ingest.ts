@@ -6,8 +6,9 @@ import { IpIgnoreList } from '../session/index.js';
 import { mediaEvents, type IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress, type IngestAddress } from './listen-address.js';
 import { RtmpServer } from './rtmp/index.js';
-import { rtmpProcessUrl } from './rtmp-process-url.js';
+import { rtmpProcessUrl, rtmpStreamPath } from './rtmp-process-url.js';
 import { RtmpSessions } from './rtmp-sessions.js';
+import { StreamGrants } from './stream-grants.js';
 
 /** The keys of the RTMP server's listeners: a change builds them again. */
 const LISTENER_KEYS = ['rtmp.enable', 'rtmp.enable_tls', 'rtmp.address', 'rtmp.address_tls'];
@@ -28,10 +29,12 @@ export function createRtmpIngest(
   let server: RtmpServer | undefined;
   /** The port the plain listener got (differs from the configured one only for port 0). */
   let boundPort: number | undefined;
+  const grants = new StreamGrants();
   const build = (settings: Config['rtmp']): RtmpServer =>
     new RtmpServer({
       app: settings.app,
       token: settings.token,
+      grants,
       logger: deps.logger,
       now: deps.now,
       onMedia: mediaEvents('rtmp', deps),
@@ -108,7 +111,15 @@ export function createRtmpIngest(
     get server() {
       return server;
     },
-    placeholder: (params) => rtmpProcessUrl(options, boundPort, params),
+    placeholder: (params, _section, run) => {
+      // An encoder run gets a token of its own for the stream it names, never `rtmp.token`
+      // (a name the server refuses gets a token that opens nothing).
+      if (run === undefined || options.token === '') return rtmpProcessUrl(options, boundPort, params);
+      const grant = run.credential(grants, () => grants.issue());
+      const path = rtmpStreamPath(options, params);
+      if (path !== undefined) grant.allow(path);
+      return rtmpProcessUrl(options, boundPort, params, grant.secret);
+    },
     localStreams: (address) =>
       server === undefined || boundPort === undefined
         ? undefined

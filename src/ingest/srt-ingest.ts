@@ -4,6 +4,7 @@ import { IpIgnoreList, LiveSessions } from '../session/index.js';
 import { mediaEvents, type IngestDeps } from './ingest-deps.js';
 import { resolveIngestAddress } from './listen-address.js';
 import { srtProcessUrl } from './srt-process-url.js';
+import { StreamGrants } from './stream-grants.js';
 import { loadSrtAddon, SrtServer, type SrtConnection } from './srt/index.js';
 
 /** Every `srt` key but the log settings (accepted, not used). */
@@ -24,6 +25,7 @@ export function createSrtIngest(
   const options = config.srt;
   let server: SrtServer | undefined;
   let boundPort: number | undefined;
+  const grants = new StreamGrants(() => server?.grantsChanged());
   const build = (settings: Config['srt']): SrtServer => {
     const loaded = load();
     if ('reason' in loaded) throw new Error(`srt.enable: SRT is not available here: ${loaded.reason}`);
@@ -31,6 +33,7 @@ export function createSrtIngest(
       addon: loaded.addon,
       passphrase: settings.passphrase,
       token: settings.token,
+      grants,
       logger: deps.logger,
       onMedia: mediaEvents('srt', deps),
       sessions:
@@ -95,6 +98,15 @@ export function createSrtIngest(
     get server() {
       return server;
     },
-    placeholder: (params, section) => srtProcessUrl(options, boundPort, params, section),
+    placeholder: (params, section, run) => {
+      // An encoder run gets a token of its own for the resource it names, never `srt.token`. The
+      // passphrase stays the server's: every caller must know it to encrypt (docs/security.md).
+      if (run === undefined || options.token === '') {
+        return srtProcessUrl(options, boundPort, params, section);
+      }
+      const grant = run.credential(grants, () => grants.issue());
+      grant.allow(params.name ?? '{name}');
+      return srtProcessUrl(options, boundPort, params, section, grant.secret);
+    },
   };
 }

@@ -5,14 +5,22 @@ import { parseProbe } from './parse-probe.js';
 import { ProbeSlots } from './probe-slots.js';
 import { runProbe } from './run-probe.js';
 
+/** One probe's command line, prepared as a run's (placeholders resolved, its own credentials). */
+export interface PreparedProbe {
+  /** Global options, then each input's options, `-i` and address. */
+  args: string[];
+  /** Hides credentials, the probe's own among them, in a line of the answered log. */
+  mask(text: string): string;
+  /** Ends the probe's own credentials; called once it exited. */
+  release(): void;
+}
+
 /** What the probe needs from the processes: the inputs of one, placeholders resolved. */
 export interface ProbeSource {
-  /** Global options, then each input's options, `-i` and address; 404 ApiError when unknown. */
-  probeArgs(id: string): string[];
+  /** The probe of a process; 404 ApiError when unknown. */
+  probeArgs(id: string): PreparedProbe;
   /** The same for a process config that is not created (a body as `POST /api/v3/process` takes); 400 when invalid. */
-  probeConfigArgs(body: unknown): string[];
-  /** Hides credentials in a line of the answered log. */
-  mask(text: string): string;
+  probeConfigArgs(body: unknown): PreparedProbe;
 }
 
 export interface ProbeOptions {
@@ -34,14 +42,19 @@ export interface ProbeOptions {
 export function registerProbeRoutes(v3: FastifyInstance, source: ProbeSource, options: ProbeOptions): void {
   const slots = new ProbeSlots(options.running ?? 2, options.queued ?? 8);
   const timeoutMs = options.timeoutMs ?? 20_000;
-  const probe = async (args: string[]): Promise<ProbeAnswer> => {
-    const run = await slots.run(() =>
-      runProbe(options.spawn, options.binary, args, { timeoutMs, maxLines: 1000 }),
-    );
-    const log = run.lines.map((line) => source.mask(line));
+  const probe = async (prepared: PreparedProbe): Promise<ProbeAnswer> => {
+    let lines: string[];
+    try {
+      const run = await slots.run(() =>
+        runProbe(options.spawn, options.binary, prepared.args, { timeoutMs, maxLines: 1000 }),
+      );
+      lines = run.lines;
+    } finally {
+      prepared.release();
+    }
     return {
-      streams: parseProbe(run.lines).map((stream) => ({ ...stream, url: source.mask(stream.url) })),
-      log,
+      streams: parseProbe(lines).map((stream) => ({ ...stream, url: prepared.mask(stream.url) })),
+      log: lines.map((line) => prepared.mask(line)),
     };
   };
   v3.get<{ Params: ProbeParams }>('/process/:id/probe', (request) =>

@@ -1,7 +1,7 @@
 export { createFfmpegCollector, createRestreamCollector } from './collector.js';
 export { PROCESS_DOCS, PROCESS_SCHEMAS, registerEncoderGuard, registerProcessRoutes } from './api/index.js';
 export { createEncoderSpawn, ProcessService, type ProcessServiceDeps } from './service/index.js';
-export { memfsUrl, type PlaceholderTemplate } from './config/index.js';
+export { memfsUrl, type PlaceholderTemplate, type RunCredential, type RunScope } from './config/index.js';
 export type { Schedule, SpawnFn } from './supervise/index.js';
 export { compileAccessRules, directionRefusal } from './access/index.js';
 export { EncoderConnections, EncoderRegistry } from './supervise/index.js';

@@ -66,3 +66,23 @@ export function hlsRestreamProcess(id: string, input: string, name: string): Rec
     autostart: true,
   };
 }
+
+/**
+ * A process publishing a live test picture (160×120, 25 fps, H.264 with a keyframe a second) to
+ * `address` in `format` (`flv` for RTMP, `mpegts` for SRT), started at once.
+ */
+export function livePublisherProcess(id: string, address: string, format: string): Record<string, unknown> {
+  return {
+    id,
+    input: [{ id: 'in', address: 'testsrc2=size=160x120:rate=25', options: ['-re', '-f', 'lavfi'] }],
+    output: [
+      {
+        id: 'out',
+        address,
+        options: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-f', format],
+      },
+    ],
+    options: ['-loglevel', 'info'],
+    autostart: true,
+  };
+}

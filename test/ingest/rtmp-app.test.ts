@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
-import { firstHlsSegment, hlsRestreamProcess } from '../helpers/hls-viewer.js';
+import { firstHlsSegment, hlsRestreamProcess, livePublisherProcess } from '../helpers/hls-viewer.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { ok } from '../process/support.js';
+import { ok, runningCommandLine, waitForState } from '../process/support.js';
 import { ffmpeg, publish, waitFor } from './rtmp-support.js';
 
 const TOKEN = 'tok3n-secret';
@@ -36,19 +36,7 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
 
   it('restreams {rtmp,name=x} published by one process into memfs HLS by another, counted as rtmp sessions', async () => {
     assert.deepEqual(await ok(server, 'GET', '/rtmp'), []);
-    await ok(server, 'POST', '/process', {
-      id: 'pub',
-      input: [{ id: 'in', address: 'testsrc2=size=160x120:rate=25', options: ['-re', '-f', 'lavfi'] }],
-      output: [
-        {
-          id: 'out',
-          address: '{rtmp,name=x}',
-          options: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-f', 'flv'],
-        },
-      ],
-      options: ['-loglevel', 'info'],
-      autostart: true,
-    });
+    await ok(server, 'POST', '/process', livePublisherProcess('pub', '{rtmp,name=x}', 'flv'));
     const deadline = Date.now() + 20_000;
     let live: { name: string }[] = [];
     while (Date.now() < deadline) {
@@ -130,6 +118,66 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
     ]).done;
     assert.equal(player.code, 0, player.stderr);
     assert.equal((await publisher.done).code, 0);
+  });
+
+  it('gives each encoder run a token of its own for its own stream, never rtmp.token', async () => {
+    const port = rtmpPort(server);
+    await ok(server, 'POST', '/process', livePublisherProcess('own', '{rtmp,name=own}', 'flv'));
+    // What any local user reads in /proc: not the server's token, but one of this run's own.
+    const argv = (await runningCommandLine(server, 'own')).join(' ');
+    assert.ok(!argv.includes(TOKEN), `rtmp.token is in the encoder's argv: ${argv}`);
+    const runToken = new RegExp(`rtmp://127\\.0\\.0\\.1:${port}/live/own\\?token=([A-Za-z0-9_-]+)`).exec(
+      argv,
+    )?.[1];
+    assert.ok(runToken !== undefined, `a run token in ${argv}`);
+    await waitFor(() => server.app.ingest.rtmp?.channels().includes('/live/own') ?? false, '/live/own');
+
+    // It plays its own stream, opens no other, and the API never shows it.
+    const player = await ffmpeg([
+      '-i',
+      `rtmp://127.0.0.1:${port}/live/own?token=${runToken}`,
+      '-t',
+      '0.5',
+      '-f',
+      'null',
+      '-',
+    ]).done;
+    assert.equal(player.code, 0, player.stderr);
+    const elsewhere = await publish(`rtmp://127.0.0.1:${port}/live/other?token=${runToken}`, 1).done;
+    assert.notEqual(elsewhere.code, 0, 'the run token published a stream its run did not name');
+    const state = JSON.stringify(await ok(server, 'GET', '/process/own/state'));
+    assert.ok(!state.includes(runToken), 'the run token is masked');
+
+    // A probe of an input reading the stream gets a token of its own too, and shows none.
+    await ok(server, 'POST', '/process', {
+      id: 'reader',
+      input: [{ id: 'in', address: '{rtmp,name=own}', options: [] }],
+      output: [{ id: 'out', address: '-', options: ['-f', 'null'] }],
+    });
+    const probe = await ok<{ streams: unknown[]; log: string[] }>(server, 'GET', '/process/reader/probe');
+    assert.ok(probe.streams.length > 0, probe.log.join('\n'));
+    assert.ok(!JSON.stringify(probe).includes(TOKEN), 'the probe shows rtmp.token');
+
+    // An input that refers to that output (`#own:output=out`) reads with a token of its own run.
+    await ok(server, 'POST', '/process', {
+      id: 'follower',
+      input: [{ id: 'in', address: '#own:output=out', options: [] }],
+      output: [{ id: 'out', address: '-', options: ['-f', 'null'] }],
+      autostart: true,
+    });
+    const followerArgv = (await runningCommandLine(server, 'follower')).join(' ');
+    assert.ok(!followerArgv.includes(TOKEN), `rtmp.token is in the follower's argv: ${followerArgv}`);
+    assert.match(followerArgv, new RegExp(`/live/own\\?token=(?!${runToken})[A-Za-z0-9_-]+`));
+    await waitForState(server, 'follower', 'running', 20_000, 10);
+    await ok(server, 'DELETE', '/process/follower');
+
+    // Once the run ended, its token opens nothing, not even its own path.
+    await ok(server, 'PUT', '/process/own/command', { command: 'stop' });
+    await waitFor(() => !(server.app.ingest.rtmp?.channels().includes('/live/own') ?? true), 'own to end');
+    const after = await publish(`rtmp://127.0.0.1:${port}/live/own?token=${runToken}`, 1).done;
+    assert.notEqual(after.code, 0, 'the token of an ended run published');
+    await ok(server, 'DELETE', '/process/reader');
+    await ok(server, 'DELETE', '/process/own');
   });
 });
 

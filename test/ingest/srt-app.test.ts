@@ -8,10 +8,10 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { SrtChannels } from '../../src/ingest/srt/index.js';
-import { firstHlsSegment, hlsRestreamProcess } from '../helpers/hls-viewer.js';
+import { firstHlsSegment, hlsRestreamProcess, livePublisherProcess } from '../helpers/hls-viewer.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { ok } from '../process/support.js';
-import { SRT_SKIP } from './srt-support.js';
+import { ok, runningCommandLine } from '../process/support.js';
+import { publishSrt, SRT_SKIP, srtUrl } from './srt-support.js';
 
 const TOKEN = 'srt-token-1';
 const PASSPHRASE = 'srt-passphrase-1';
@@ -48,19 +48,7 @@ describe('SRT in the server: placeholders, API, sessions, metrics', { skip: SRT_
       connections: {},
       log: {},
     });
-    await ok(server, 'POST', '/process', {
-      id: 'pub',
-      input: [{ id: 'in', address: 'testsrc2=size=160x120:rate=25', options: ['-re', '-f', 'lavfi'] }],
-      output: [
-        {
-          id: 'out',
-          address: '{srt,name=x,mode=publish}',
-          options: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-f', 'mpegts'],
-        },
-      ],
-      options: ['-loglevel', 'info'],
-      autostart: true,
-    });
+    await ok(server, 'POST', '/process', livePublisherProcess('pub', '{srt,name=x,mode=publish}', 'mpegts'));
     await until(
       () => ok<SrtChannels>(server, 'GET', '/srt'),
       (channels) => channels.publisher.x !== undefined,
@@ -135,6 +123,48 @@ describe('SRT in the server: placeholders, API, sessions, metrics', { skip: SRT_
       (answer) => Object.keys(answer.connections).length === 0,
       'the connections to end',
     );
+  });
+
+  it('gives each encoder run a token of its own for its own resource, never srt.token', async () => {
+    const port = server.app.ingest.srt?.port();
+    assert.ok(port !== undefined, 'the SRT server listens');
+    await ok(
+      server,
+      'POST',
+      '/process',
+      livePublisherProcess('own', '{srt,name=own,mode=publish}', 'mpegts'),
+    );
+    // What any local user reads in /proc: the passphrase (every caller needs it), not the token.
+    const argv = (await runningCommandLine(server, 'own')).join(' ');
+    assert.ok(!argv.includes(TOKEN), `srt.token is in the encoder's argv: ${argv}`);
+    const runToken = /streamid=own,mode:publish,token:([A-Za-z0-9_-]+)/.exec(argv)?.[1];
+    assert.ok(runToken !== undefined, `a run token in ${argv}`);
+    await until(
+      () => ok<SrtChannels>(server, 'GET', '/srt'),
+      (channels) => channels.publisher.own !== undefined,
+      'own to be published',
+    );
+
+    // It opens its own resource and no other.
+    const elsewhere = await publishSrt(srtUrl(port, `other,mode:publish,token:${runToken}`, PASSPHRASE), 1)
+      .done;
+    assert.notEqual(elsewhere.code, 0, 'the run token published a resource its run did not name');
+    const state = JSON.stringify(await ok(server, 'GET', '/process/own/state'));
+    assert.ok(!state.includes(runToken), 'the run token is masked');
+
+    // Once the run ended, its token opens nothing, not even its own resource.
+    await ok(server, 'PUT', '/process/own/command', { command: 'stop' });
+    await until(
+      () => ok<SrtChannels>(server, 'GET', '/srt'),
+      (channels) => channels.publisher.own === undefined,
+      'own to end',
+    );
+    const after = await publishSrt(srtUrl(port, `own,mode:publish,token:${runToken}`, PASSPHRASE), 1).done;
+    assert.notEqual(after.code, 0, 'the token of an ended run published');
+    const withServerToken = await publishSrt(srtUrl(port, `own,mode:publish,token:${TOKEN}`, PASSPHRASE), 1)
+      .done;
+    assert.equal(withServerToken.code, 0, withServerToken.stderr);
+    await ok(server, 'DELETE', '/process/own');
   });
 });
 

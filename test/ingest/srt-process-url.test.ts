@@ -7,7 +7,7 @@ import { createSrtIngest } from '../../src/ingest/srt-ingest.js';
 import { loadSrtAddon } from '../../src/ingest/srt/index.js';
 import { srtProcessUrl } from '../../src/ingest/srt-process-url.js';
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js';
-import { replacePlaceholders } from '../../src/process/config/placeholders.js';
+import { replacePlaceholders, type PlaceholderTemplate } from '../../src/process/config/placeholders.js';
 import { ServedCertificate } from '../../src/tls/index.js';
 
 describe('{srt} placeholder', () => {
@@ -43,7 +43,9 @@ describe('{srt} placeholder', () => {
   });
 
   it('is what {srt,name=…,mode=…} in a process address expands to', () => {
-    const templates = { srt: srtProcessUrl.bind(null, options, 7000) };
+    const templates: Record<string, PlaceholderTemplate> = {
+      srt: (params, section) => srtProcessUrl(options, 7000, params, section),
+    };
     assert.equal(
       replacePlaceholders('{srt,name=$processid,mode=publish}', { processid: 'p1' }, templates, 'output'),
       'srt://127.0.0.1:7000?mode=caller&transtype=live&latency=20000&streamid=p1,mode:publish',

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startMain } from '../helpers/main-process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { call, lavfiProcess, ok, waitFor, waitForState } from './support.js';
+import { call, lavfiProcess, ok, runningCommandLine, waitFor, waitForState } from './support.js';
 
 const PASSWORD = 'memfs-secret-4-issue-24';
 const HUMAN = { username: 'admin', password: PASSWORD };
@@ -29,23 +29,6 @@ async function memfs(server: TestServer, method: string, path: string, who: Cred
   });
   await response.arrayBuffer();
   return response.status;
-}
-
-/** The running encoder's command line, as any local user reads it. */
-/**
- * The running encoder's argv. A state read just as a run ends names a pid whose cmdline is
- * already empty (a zombie): read again until a run's cmdline is there.
- */
-async function cmdline(server: TestServer, id: string): Promise<string[]> {
-  return waitFor(
-    async () => {
-      const { pid } = await waitForState(server, id, 'running', 20_000);
-      const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-      return args.length > 1 ? args : undefined;
-    },
-    20_000,
-    `the cmdline of a running ${id}`,
-  );
 }
 
 /** The memfs credential in an encoder's command line (the user info of its `{memfs}` URLs). */
@@ -147,7 +130,7 @@ describe('memfs credentials of encoders', () => {
         autostart: true,
       }),
     );
-    assertNoPassword((await cmdline(server, 'teed')).join(' '), 'the encoder command line');
+    assertNoPassword((await runningCommandLine(server, 'teed')).join(' '), 'the encoder command line');
     await waitForState(server, 'teed', 'running', 20_000, 10);
     // One upload for the whole stream: it is stored when the encoder ends it.
     await ok(server, 'PUT', '/process/teed/command', { command: 'stop' });
@@ -193,10 +176,10 @@ describe('memfs credentials of encoders', () => {
     for (const path of ['/variants/master.m3u8', '/variants/stream_1.m3u8', '/single.m3u8'])
       await waitForFile(server, path);
 
-    const variantsArgs = await cmdline(server, 'variants');
+    const variantsArgs = await runningCommandLine(server, 'variants');
     assertNoPassword(variantsArgs.join(' '), 'the encoder command line');
     const variants = credentialIn(variantsArgs, server);
-    const single = credentialIn(await cmdline(server, 'single'), server);
+    const single = credentialIn(await runningCommandLine(server, 'single'), server);
     assert.notEqual(variants.password, single.password);
 
     // Its own paths: written and deleted; elsewhere: 403, also in another process's paths.
@@ -238,7 +221,7 @@ describe('memfs credentials of encoders', () => {
     await waitForState(server, 'variants', 'finished', 20_000);
     assert.equal(await memfs(server, 'PUT', '/variants/stream_7_999.ts', variants), 401);
     await ok(server, 'PUT', '/process/variants/command', { command: 'start' });
-    const restarted = credentialIn(await cmdline(server, 'variants'), server);
+    const restarted = credentialIn(await runningCommandLine(server, 'variants'), server);
     assert.notEqual(restarted.password, variants.password);
     assert.equal(await memfs(server, 'PUT', '/variants/stream_7_999.ts', variants), 401);
     assert.equal(await memfs(server, 'PUT', '/variants/stream_7_999.ts', restarted), 201);

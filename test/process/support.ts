@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestServer } from '../helpers/server.js';
 
@@ -128,6 +129,23 @@ export function waitForState(
     },
     timeoutMs,
     `process ${id} to be ${exec}${minFrames > 0 ? ` with ${minFrames} frames` : ''}`,
+  );
+}
+
+/**
+ * A running encoder's argv, as any local user reads it (`/proc/<pid>/cmdline`). A state read just
+ * as a run ends names a pid whose cmdline is already empty (a zombie): read again until a run's
+ * cmdline is there.
+ */
+export async function runningCommandLine(server: TestServer, id: string): Promise<string[]> {
+  return waitFor(
+    async () => {
+      const { pid } = await waitForState(server, id, 'running', 20_000);
+      const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+      return args.length > 1 ? args : undefined;
+    },
+    20_000,
+    `the cmdline of a running ${id}`,
   );
 }
 

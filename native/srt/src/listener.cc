@@ -207,7 +207,8 @@ int Core::Decide(int hs_version, const std::string& stream_id, const std::string
     code = SRT_REJX_BAD_REQUEST, *reason = "stream resource not provided";
   } else if (id.mode != "publish" && id.mode != "request") {
     code = SRT_REJX_BAD_MODE, *reason = "invalid connection mode";
-  } else if (!options_.token.empty() && !SameSecret(id.token, options_.token)) {
+  } else if (!options_.token.empty() && !SameSecret(id.token, options_.token) &&
+             !GrantAllowsLocked(id.token, id.resource)) {
     code = SRT_REJX_UNAUTHORIZED, *reason = id.token.empty() ? "token required" : "invalid token";
   } else if (id.mode == "publish" && live_.count(id.resource) != 0) {
     code = SRT_REJX_CONFLICT, *reason = "already publishing";
@@ -229,6 +230,21 @@ int Core::Decide(int hs_version, const std::string& stream_id, const std::string
     Post(std::move(event));
   }
   return code;
+}
+
+bool Core::GrantAllowsLocked(const std::string& token, const std::string& resource) const {
+  // Every grant is compared in full, so the time taken says nothing about which one was near.
+  bool allowed = false;
+  for (const auto& grant : grants_) {
+    if (!SameSecret(token, grant.first)) continue;
+    for (const auto& own : grant.second) allowed = allowed || own == resource;
+  }
+  return allowed;
+}
+
+void Core::SetGrants(std::vector<std::pair<std::string, std::vector<std::string>>> grants) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  grants_ = std::move(grants);
 }
 
 void Core::Run() {
@@ -431,6 +447,7 @@ Napi::Function Listener::Init(Napi::Env env) {
                          InstanceMethod("port", &Listener::Port),
                          InstanceMethod("closeSocket", &Listener::CloseSocket),
                          InstanceMethod("stats", &Listener::Stats),
+                         InstanceMethod("setGrants", &Listener::SetGrants),
                          InstanceMethod("close", &Listener::Close),
                      });
 }
@@ -486,6 +503,23 @@ Napi::Value Listener::Stats(const Napi::CallbackInfo& info) {
   // Packets a full send buffer refused are dropped by the sender too.
   object.Set("send_drop_pkt", Napi::Number::New(env, static_cast<double>(stats.pktSndDropTotal + dropped)));
   return object;
+}
+
+// setGrants([{ token, resources: [resource, …] }, …])
+Napi::Value Listener::SetGrants(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(env, "setGrants(grants)");
+  Napi::Array given = info[0].As<Napi::Array>();
+  std::vector<std::pair<std::string, std::vector<std::string>>> grants;
+  for (uint32_t i = 0; i < given.Length(); i++) {
+    Napi::Object grant = given.Get(i).As<Napi::Object>();
+    Napi::Array resources = grant.Get("resources").As<Napi::Array>();
+    std::vector<std::string> own;
+    for (uint32_t j = 0; j < resources.Length(); j++) own.push_back(resources.Get(j).ToString());
+    grants.emplace_back(grant.Get("token").ToString(), std::move(own));
+  }
+  if (!closed_) core_->SetGrants(std::move(grants));
+  return env.Undefined();
 }
 
 Napi::Value Listener::Close(const Napi::CallbackInfo& info) {

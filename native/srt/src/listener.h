@@ -51,6 +51,8 @@ class Core {
   void CloseSocket(SRTSOCKET socket, const std::string& reason);
   // False when the socket is not one of this listener's connections.
   bool Stats(SRTSOCKET socket, SRT_TRACEBSTATS* stats, uint64_t* dropped);
+  // Encoder runs' own tokens, each with the resources it opens; replaces the ones before.
+  void SetGrants(std::vector<std::pair<std::string, std::vector<std::string>>> grants);
 
   static int HandshakeHook(void* opaque, SRTSOCKET socket, int hs_version, const sockaddr* peer,
                            const char* stream_id);
@@ -70,6 +72,8 @@ class Core {
   // Caller holds mutex_; closes one socket and reports it with its byte totals.
   void CloseAndReport(SRTSOCKET socket, const std::string& reason);
   void Post(Event event);
+  // Caller holds mutex_; whether `token` is a run's own token for `resource`.
+  bool GrantAllowsLocked(const std::string& token, const std::string& resource) const;
   // 0 to accept, else an SRT_REJX_* code with the reason; `mode` is what the caller asked for.
   int Decide(int hs_version, const std::string& stream_id, const std::string& peer,
              std::string* mode, std::string* reason);
@@ -87,6 +91,7 @@ class Core {
   std::map<SRTSOCKET, Channel> channels_;     // publisher -> its channel
   std::map<SRTSOCKET, SRTSOCKET> player_of_;  // player -> publisher
   std::map<SRTSOCKET, uint64_t> dropped_;     // player -> packets its full send buffer refused
+  std::vector<std::pair<std::string, std::vector<std::string>>> grants_;  // token -> resources
 };
 
 class Listener : public Napi::ObjectWrap<Listener> {
@@ -99,6 +104,7 @@ class Listener : public Napi::ObjectWrap<Listener> {
   Napi::Value Port(const Napi::CallbackInfo& info);
   Napi::Value CloseSocket(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value SetGrants(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
 
   Core* core_ = nullptr;

@@ -10,7 +10,8 @@ import {
   type PublishDecision,
 } from './connection.js';
 import { LiveStream, type RelayLimits } from './live-stream.js';
-import { isUnderApp, parseStreamPath } from './stream-path.js';
+import { isUnderApp, parseStreamPath, type StreamPath } from './stream-path.js';
+import type { StreamGrants } from '../stream-grants.js';
 
 /** Where the server reports publishers and players (the `rtmp` session collector, or nothing). */
 export interface RtmpSessionSink {
@@ -28,6 +29,11 @@ export interface RtmpServerOptions {
   app: string;
   /** `rtmp.token`; '' = none required. */
   token: string;
+  /**
+   * Encoder runs' own tokens, each for the paths its `{rtmp}` named; asked only when `token` is
+   * set (stream-grants.ts).
+   */
+  grants?: StreamGrants;
   logger: Logger;
   now: () => number;
   sessions?: RtmpSessionSink;
@@ -100,9 +106,8 @@ export class RtmpServer implements ConnectionHost {
    * checked as for a player; undefined when it is not published or the token is wrong.
    */
   playable(url: URL): LiveStream | undefined {
-    const token = this.options.token;
-    const parsed = parseStreamPath('', `${url.pathname}${url.search}`, token !== '');
-    if (parsed === undefined || (token !== '' && !sameSecret(parsed.token, token))) return undefined;
+    const parsed = parseStreamPath('', `${url.pathname}${url.search}`, this.options.token !== '');
+    if (parsed === undefined || !this.admits(parsed)) return undefined;
     return this.streams.get(parsed.path);
   }
 
@@ -227,13 +232,12 @@ export class RtmpServer implements ConnectionHost {
     name: string,
     mode: 'publish' | 'play',
   ): string | { description: string } {
-    const token = this.options.token;
-    const parsed = parseStreamPath(app, name, token !== '');
+    const parsed = parseStreamPath(app, name, this.options.token !== '');
     if (parsed === undefined) {
       this.log(connection, mode, `${app}/${name}`, 'invalid name');
       return { description: 'invalid stream name' };
     }
-    if (token !== '' && !sameSecret(parsed.token, token)) {
+    if (!this.admits(parsed)) {
       // The given token is not logged: it may be a near-miss of the real one.
       this.log(
         connection,
@@ -244,6 +248,13 @@ export class RtmpServer implements ConnectionHost {
       return { description: parsed.token === '' ? 'a token is required' : 'invalid token' };
     }
     return parsed.path;
+  }
+
+  /** Whether the token a request carried opens its path: `rtmp.token`, or a run's own for that path. */
+  private admits(parsed: StreamPath): boolean {
+    const token = this.options.token;
+    if (token === '' || sameSecret(parsed.token, token)) return true;
+    return this.options.grants?.allows(parsed.token, parsed.path) === true;
   }
 
   private tick(): void {

@@ -36,6 +36,8 @@ export interface NativeListener {
   closeSocket(socket: number, reason: string): void;
   /** libsrt's statistics of one of this listener's connections, undefined when it is gone. */
   stats(socket: number): SrtStatistics | undefined;
+  /** Encoder runs' own tokens and the resources each opens, replacing the ones given before. */
+  setGrants(grants: ReadonlyArray<{ token: string; resources: readonly string[] }>): void;
   /** Stops the relay thread and closes every connection; no events follow. */
   close(): void;
 }

@@ -5,6 +5,7 @@ import type { LiveSessions } from '../../session/index.js';
 import { SrtConnection } from './connection.js';
 import type { NativeEvent, NativeListener, SrtAddon } from './native.js';
 import type { SrtChannels } from './contract.js';
+import type { StreamGrants } from '../stream-grants.js';
 
 export interface SrtServerOptions {
   addon: SrtAddon;
@@ -12,6 +13,12 @@ export interface SrtServerOptions {
   passphrase: string;
   /** `srt.token`; '' = none required. */
   token: string;
+  /**
+   * Encoder runs' own tokens, each for the resources its `{srt}` named; asked only when `token`
+   * is set (stream-grants.ts). The handshake runs on libsrt's thread, so the addon keeps a copy:
+   * `grantsChanged` brings it up to date.
+   */
+  grants?: StreamGrants;
   logger: Logger;
   /** The `srt` session collector's publishers and players; undefined when sessions are off. */
   sessions?: LiveSessions<SrtConnection>;
@@ -55,9 +62,15 @@ export class SrtServer {
       },
       (event) => this.onEvent(event),
     );
+    this.grantsChanged();
     this.ticker = setInterval(() => this.options.sessions?.tick(), 1000);
     this.ticker.unref();
     return this.listener.port();
+  }
+
+  /** Hands the runs' tokens as they are now to the listener's handshake. */
+  grantsChanged(): void {
+    if (this.options.grants !== undefined) this.listener?.setGrants(this.options.grants.list());
   }
 
   /** The bound UDP port, undefined before listen. */

@@ -11,6 +11,7 @@ export { OutputPrefixIndex, memfsPathProblems, memfsPrefixes, withUserInfo } fro
 export type { OutputPrefix } from './memfs-outputs.js';
 export { memfsUrl, resolveConfig } from './placeholders.js';
 export type { PlaceholderTemplate, PlaceholderValues } from './placeholders.js';
+export type { RunCredential, RunScope } from './run-scope.js';
 export { configToPlain, isObject, mergeOver, mergeUpdate, readProcessConfig } from './process-config.js';
 export {
   FALLBACK_DEFAULTS,

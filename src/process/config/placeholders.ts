@@ -1,12 +1,16 @@
 import type { ProcessConfig, ProcessInput, ProcessIO } from './contract.js';
+import type { RunScope } from './run-scope.js';
 
 /**
  * A placeholder whose value depends on parameters (`{rtmp,name=abc}`) and on whether it stands in
  * an input or an output (`{srt}` chooses its mode by that), as the reference's template functions.
+ * `run` is the encoder run the value is for, when it is for one (the command line of a start or
+ * a probe); without it the value is what the API shows.
  */
 export type PlaceholderTemplate = (
   params: Readonly<Record<string, string>>,
   section: 'input' | 'output' | 'global',
+  run?: RunScope,
 ) => string;
 
 /** Values of the server-wide placeholders. */
@@ -33,6 +37,8 @@ export interface PlaceholderValues {
   s3Write?: Readonly<Record<string, string>>;
   /** Placeholders with parameters, by name (`rtmp`, `srt`), from the ingest servers. */
   templates?: Readonly<Record<string, PlaceholderTemplate>>;
+  /** The encoder run the config is resolved for, set only when its command line is made. */
+  run?: RunScope;
 }
 
 /**
@@ -53,6 +59,7 @@ export function replacePlaceholders(
   values: Record<string, string>,
   templates: Readonly<Record<string, PlaceholderTemplate>> = {},
   section: 'input' | 'output' | 'global' = 'global',
+  run?: RunScope,
 ): string {
   if (!text.includes('{')) return text;
   return text.replace(
@@ -61,7 +68,7 @@ export function replacePlaceholders(
       const template = Object.hasOwn(templates, name) ? templates[name] : undefined;
       const value =
         template !== undefined
-          ? template(parseParams(params ?? '', values), section)
+          ? template(parseParams(params ?? '', values), section, run)
           : Object.hasOwn(values, name)
             ? values[name]
             : undefined;
@@ -109,6 +116,7 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     ...s3Placeholders(server.s3),
   };
   const templates = server.templates ?? {};
+  const run = server.run;
   const write = server.memfsWrite ?? server.memfs;
   const writes = { memfs: write, 'fs:mem': write, ...s3Placeholders(server.s3Write ?? server.s3) };
   const resolveIO = (io: ProcessIO, kind: 'inputid' | 'outputid'): ProcessIO => {
@@ -117,8 +125,8 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     const section = kind === 'inputid' ? 'input' : 'output';
     return {
       id,
-      address: replacePlaceholders(io.address, values, templates, section),
-      options: io.options.map((option) => replacePlaceholders(option, values, templates, section)),
+      address: replacePlaceholders(io.address, values, templates, section, run),
+      options: io.options.map((option) => replacePlaceholders(option, values, templates, section, run)),
       cleanup: io.cleanup.map((rule) => ({ ...rule, pattern: replacePlaceholders(rule.pattern, values) })),
     };
   };
@@ -130,8 +138,8 @@ export function resolveConfig(config: ProcessConfig, server: PlaceholderValues):
     const values = { ...base, inputid: resolved.id };
     resolved.fallback = {
       ...fallback,
-      address: replacePlaceholders(fallback.address, values, templates, 'input'),
-      options: fallback.options.map((option) => replacePlaceholders(option, values, templates, 'input')),
+      address: replacePlaceholders(fallback.address, values, templates, 'input', run),
+      options: fallback.options.map((option) => replacePlaceholders(option, values, templates, 'input', run)),
     };
     return resolved;
   };

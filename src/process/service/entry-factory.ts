@@ -14,8 +14,10 @@ import {
   withUserInfo,
   type PlaceholderValues,
   type ProcessConfig,
+  type RunScope,
 } from '../config/index.js';
 import {
+  createCredentialMask,
   type CredentialMask,
   serverOptions,
   type EncoderInfo,
@@ -32,7 +34,15 @@ import {
 import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
 import { VstatsChannel } from '../progress/index.js';
+import { RunCredentials } from './run-credentials.js';
 import { LiveInputs, RelayedInputs, type LocalStreams } from '../fallback/index.js';
+
+/** A probe's command line, the mask of what it prints, and the end of its credentials. */
+export interface PreparedProbe {
+  args: string[];
+  mask: CredentialMask;
+  release: () => void;
+}
 
 /** Bounds on what one child's output may cost the server (see run.ts). */
 const OUTPUT_BUDGET = { maxLineLength: 8192, linesPerSecond: 1000, bytesPerSecond: 1024 * 1024 };
@@ -56,6 +66,8 @@ export interface EntryFactoryDeps {
   encoder: () => EncoderInfo;
   /** The resolved config of another process, for input references. */
   lookup: (id: string) => ProcessConfig | undefined;
+  /** The stored config of another process (placeholders kept), resolved again for a run. */
+  lookupStored: (id: string) => ProcessConfig | undefined;
   onStateChange: (to: ProcessState) => void;
   /** Where each state change goes as a process event. */
   events?: EventSink;
@@ -187,19 +199,23 @@ export class EntryFactory {
   prepare(entry: ProcessEntry, vstatsPath?: string, runMask?: RunCredentialMask): PreparedRun {
     const values = this.deps.placeholders();
     const grant = this.issueGrant(entry.resolved, values);
-    runMask?.replace(grant);
+    // The ingest tokens `{rtmp}` and `{srt}` write are the run's own too.
+    const credentials = new RunCredentials();
     try {
-      const config =
-        grant === undefined
-          ? entry.resolved
-          : resolveConfig(entry.config, {
-              ...values,
+      const config = resolveConfig(entry.config, {
+        ...values,
+        run: credentials,
+        ...(grant === undefined
+          ? {}
+          : {
               memfsWrite: withUserInfo(values.memfs, grant),
               s3Write: Object.fromEntries(
                 Object.entries(values.s3 ?? {}).map(([name, url]) => [name, withUserInfo(url, grant)]),
               ),
-            });
-      const resolved = this.followReferences(config);
+            }),
+      });
+      const resolved = this.followReferences(config, credentials);
+      runMask?.replace(grant, credentials.secrets());
       // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
       resolved.input = resolved.input.map((input, index) => ({
         ...withInputHeader(input, index, resolved.id, values.memfs),
@@ -222,10 +238,12 @@ export class EntryFactory {
         release: () => {
           relayed.stop();
           grant?.revoke();
+          credentials.revoke();
         },
       };
     } catch (error) {
       grant?.revoke();
+      credentials.revoke();
       throw error;
     }
   }
@@ -265,28 +283,53 @@ export class EntryFactory {
   }
 
   /**
-   * What a probe of a resolved config runs: the global options, then each input's options, `-i`
-   * and address, input references followed (no outputs). Throws like `prepare`.
+   * What a probe of a stored config runs: the global options, then each input's options, `-i` and
+   * address, placeholders resolved for the probe as for a run (its own ingest tokens, revoked by
+   * `release`, hidden by `mask`), input references followed (no outputs). Throws like `prepare`.
    */
-  probeArgs(config: ProcessConfig): string[] {
-    const resolved = this.followReferences(config);
-    return [
-      ...resolved.options,
-      ...resolved.input.flatMap((input) => [...input.options, '-i', input.address]),
-    ];
+  prepareProbe(config: ProcessConfig): PreparedProbe {
+    const credentials = new RunCredentials();
+    try {
+      const resolved = this.followReferences(
+        resolveConfig(config, { ...this.deps.placeholders(), run: credentials }),
+        credentials,
+      );
+      const literals = createCredentialMask(credentials.secrets());
+      return {
+        args: [
+          ...resolved.options,
+          ...resolved.input.flatMap((input) => [...input.options, '-i', input.address]),
+        ],
+        mask: (text) => this.deps.mask(literals(text)),
+        release: () => credentials.revoke(),
+      };
+    } catch (error) {
+      credentials.revoke();
+      throw error;
+    }
   }
 
-  /** A copy of a resolved config whose inputs that refer to another process's output are that output's address. */
-  private followReferences(config: ProcessConfig): ProcessConfig {
+  /**
+   * A copy of a resolved config whose inputs that refer to another process's output are that
+   * output's address. For a run (`run`), the output is resolved again for it: an `{rtmp}` or
+   * `{srt}` there then carries the run's own token, not the server's.
+   */
+  private followReferences(config: ProcessConfig, run?: RunScope): ProcessConfig {
     const disk = this.deps.diskRoot;
     const resolved = { ...config };
     resolved.input = config.input.map((input) => {
       const reference = parseOutputReference(input.address);
       if (reference === undefined) return input;
-      const output = this.deps
-        .lookup(reference.processId)
-        ?.output.find((candidate) => candidate.id === reference.outputId);
+      const other = this.deps.lookup(reference.processId);
+      const index = other?.output.findIndex((candidate) => candidate.id === reference.outputId) ?? -1;
+      let output = other?.output[index];
       if (output === undefined) throw new Error(`input "${input.id}": ${input.address} refers to nothing`);
+      const stored = this.deps.lookupStored(reference.processId);
+      const own = stored?.output[index];
+      if (run !== undefined && stored !== undefined && own !== undefined) {
+        const values = { ...this.deps.placeholders(), run };
+        output = resolveConfig({ ...stored, input: [], output: [own] }, values).output[0] ?? output;
+      }
       return { ...input, address: absoluteOutputAddress(output.address, disk) };
     });
     return resolved;

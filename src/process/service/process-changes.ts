@@ -325,14 +325,13 @@ export class ProcessChanges {
   }
 
   /**
-   * A config as a create would take it, resolved and checked (the same 400s, the same access
-   * rules), but not created: what the probe of a config (`POST /api/v3/process/probe`) opens.
+   * A config as a create would take it, checked (the same 400s, the same access rules), but not
+   * created: what the probe of a config (`POST /api/v3/process/probe`) opens, placeholders kept.
    */
   checked(body: unknown): ProcessConfig {
     const config = readOrThrow(body);
-    const resolved = resolveConfig(config, this.deps.placeholders());
-    this.validate(config, resolved);
-    return resolved;
+    this.validate(config, resolveConfig(config, this.deps.placeholders()));
+    return config;
   }
 
   /** The semantic checks (docs/processes.md#process-config) against the current processes; throws a 400. */

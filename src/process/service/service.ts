@@ -40,7 +40,7 @@ import {
 import type { LocalStreams } from '../fallback/index.js';
 import { Housekeeping } from './housekeeping.js';
 import { EncoderAccess } from './encoder-access.js';
-import { EntryFactory } from './entry-factory.js';
+import { EntryFactory, type PreparedProbe } from './entry-factory.js';
 import { MemfsTraffic } from './memfs-traffic.js';
 import { ProcessChanges, type Command } from './process-changes.js';
 import type { ProcessEntry } from './process-entry.js';
@@ -163,6 +163,7 @@ export class ProcessService {
       memfsGrants: deps.memfsGrants,
       encoder: () => this.encoder,
       lookup: (id) => this.table.resolvedConfig(id),
+      lookupStored: (id) => this.table.storedConfig(id),
       onStateChange: (to) => this.stateEntries[to]++,
       mask: this.mask,
     });
@@ -392,21 +393,19 @@ export class ProcessService {
    * (`POST /api/v3/process/probe`, checked as a create): the inputs, and the credential mask.
    */
   get probeSource(): {
-    probeArgs(id: string): string[];
-    probeConfigArgs(body: unknown): string[];
-    mask(text: string): string;
+    probeArgs(id: string): PreparedProbe;
+    probeConfigArgs(body: unknown): PreparedProbe;
   } {
-    const argsOf = (resolved: ProcessConfig): string[] => {
+    const prepare = (config: ProcessConfig): PreparedProbe => {
       try {
-        return this.factory.probeArgs(resolved);
+        return this.factory.prepareProbe(config);
       } catch (error) {
         throw new ApiError('BAD_REQUEST', (error as Error).message, { message: 'Invalid input' });
       }
     };
     return {
-      probeArgs: (id) => argsOf(this.entry(id).resolved),
-      probeConfigArgs: (body) => argsOf(this.changes.checked(body)),
-      mask: this.mask,
+      probeArgs: (id) => prepare(this.entry(id).config),
+      probeConfigArgs: (body) => prepare(this.changes.checked(body)),
     };
   }
 

@@ -58,9 +58,10 @@ function base64(text: string): string {
 }
 
 /**
- * A process's mask: `base` plus the secrets of its runs' memfs credentials (in every form
- * `memfsSecrets` lists). Those of the run before the latest stay masked too: a restart starts the
- * next run at once, while the last lines of the one before may still be on their way.
+ * A process's mask: `base` plus the secrets of its runs' credentials: the memfs one (in every
+ * form `memfsSecrets` lists) and the ingest tokens of `{rtmp}` and `{srt}`. Those of the run
+ * before the latest stay masked too: a restart starts the next run at once, while the last lines
+ * of the one before may still be on their way.
  */
 export class RunCredentialMask {
   private latest: readonly string[] = [];
@@ -72,10 +73,19 @@ export class RunCredentialMask {
 
   readonly mask: CredentialMask = (text) => this.current(text);
 
-  /** The credentials of the run that starts now; undefined for a run without any. */
-  replace(credentials: { username: string; password: string } | undefined): void {
+  /**
+   * The credentials of the run that starts now: its memfs one (undefined for a run without any)
+   * and its other secrets.
+   */
+  replace(
+    credentials: { username: string; password: string } | undefined,
+    secrets: readonly string[] = [],
+  ): void {
     const before = this.latest;
-    this.latest = credentials === undefined ? [] : memfsSecrets({ enable: true, ...credentials });
+    this.latest = [
+      ...(credentials === undefined ? [] : memfsSecrets({ enable: true, ...credentials })),
+      ...secrets,
+    ];
     const literals = literalMask([...this.latest, ...before]);
     this.current = literals === undefined ? this.base : (text) => this.base(literals(text));
   }
