@@ -17,17 +17,17 @@
  *
  * Run: node --import tsx bench/cluster-hls.ts   (VIEWERS=20 PHASE_SEC=15 ROUNDS=2: about 2.5 minutes)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startNode, type ClusterNode } from '../test/cluster/cluster-nodes.js';
 import { EtcdMembers } from '../test/cluster/etcd-members.js';
+import { CLOCK_TICKS_PER_SEC, cpuTicksOfPid } from './measure.js';
 
 const VIEWERS = Number(process.env.VIEWERS ?? 20);
 const PHASE_SEC = Number(process.env.PHASE_SEC ?? 15);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 const MODES = ['direct', 'redirect', 'proxy'] as const;
 type Mode = (typeof MODES)[number];
 
@@ -57,11 +57,6 @@ const hlsProcess = {
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
 
 /** One player: playlist about every second, each new segment once, until `stopAt`. */
 async function view(url: string, stopAt: number, samples: Samples): Promise<void> {
@@ -132,7 +127,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of MODES) {
       const samples = results.get(mode)!;
-      const before = nodes.map((node) => cpuTicks(node.pid));
+      const before = nodes.map((node) => cpuTicksOfPid(node.pid));
       const startedAt = performance.now();
       const stopAt = startedAt + PHASE_SEC * 1000;
       await Promise.all(
@@ -144,7 +139,7 @@ try {
       );
       const seconds = (performance.now() - startedAt) / 1000;
       nodes.forEach((node, index) => {
-        const percent = ((cpuTicks(node.pid) - before[index]!) / CLOCK_TICKS / seconds) * 100;
+        const percent = ((cpuTicksOfPid(node.pid) - before[index]!) / CLOCK_TICKS_PER_SEC / seconds) * 100;
         (samples.cpu[node.id] ??= []).push(percent);
       });
     }

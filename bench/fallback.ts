@@ -29,13 +29,13 @@ import { join } from 'node:path';
 import { startServer } from '../test/helpers/server.js';
 import { publish, type Ffmpeg } from '../test/ingest/rtmp-support.js';
 import { FlvTagReader, TAG_VIDEO } from '../src/process/fallback/flv.js';
+import { CLOCK_TICKS_PER_SEC, cpuTicksIn, procStatFields } from './measure.js';
 
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 20);
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 20);
 const COST_SECONDS = Number(process.env.BENCH_COST_SECONDS ?? 15);
 const WARMUP_MS = 8000;
 const RETURN_AFTER_S = 2;
-const CLOCK_TICKS = 100;
 
 const server = await startServer({
   config: { rtmp: { enable: true, address: '127.0.0.1:0', app: '/live', token: '' } },
@@ -166,7 +166,7 @@ async function waitingCost(): Promise<Record<string, CostRow>> {
     await sleep(COST_SECONDS * 1000);
     const after = cpuTicks();
     const seconds = (performance.now() - started) / 1000;
-    const percent = (ticks: number): number => (ticks / CLOCK_TICKS / seconds) * 100;
+    const percent = (ticks: number): number => (ticks / CLOCK_TICKS_PER_SEC / seconds) * 100;
     let childTicks = 0;
     for (const [pid, ticks] of after.children) childTicks += ticks - (before.children.get(pid) ?? 0);
     rows[label] = {
@@ -190,10 +190,9 @@ function cpuTicks(): { self: number; children: Map<number, number> } {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const fields = procStatFields(readFileSync(`/proc/${name}/stat`, 'utf8'));
       parents.set(Number(name), Number(fields[1]));
-      ticks.set(Number(name), Number(fields[11]) + Number(fields[12]));
+      ticks.set(Number(name), cpuTicksIn(fields));
     } catch {
       // Gone meanwhile.
     }

@@ -25,14 +25,13 @@ import { Agent, createServer as createHttpsServer, request } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { median } from './measure.js';
+import { median, CLOCK_TICKS_PER_SEC, cpuTicksOfPid } from './measure.js';
 import { selfSigned } from '../test/helpers/pebble.js';
 
 const VIEWERS = Number(process.env.VIEWERS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
 const SEGMENT_KIB = Number(process.env.SEGMENT_KIB ?? 256);
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 const PLAYLIST = Buffer.from(
   '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:41\n' +
@@ -67,8 +66,7 @@ async function serve(): Promise<void> {
 
 /** CPU seconds the process has used (user + system). */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  return cpuTicksOfPid(pid) / CLOCK_TICKS_PER_SEC;
 }
 
 /** A viewer's connection: fetches one path, answers the body's byte count. */

@@ -39,7 +39,14 @@ import { pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import type { PlayerReport } from '../test/session/hls-player.js';
 import type { ViewersWorkerData } from './hls-viewers-worker.js';
-import { spawnBuiltServer, freePort, median } from './measure.js';
+import {
+  spawnBuiltServer,
+  freePort,
+  median,
+  CLOCK_TICKS_PER_SEC,
+  cpuTicksIn,
+  procStatFields,
+} from './measure.js';
 import { REFERENCE_LABEL, referenceBinary, startReferenceCore } from './reference-core.js';
 import { firstMessages, tsWorker } from './ts-worker.js';
 
@@ -50,7 +57,6 @@ const DURATION_SEC = Number(process.env.DURATION_SEC ?? 60);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const BASELINE = process.env.BASELINE !== '0';
 const VIEWER_THREADS = Number(process.env.VIEWER_THREADS ?? Math.min(4, availableParallelism()));
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 export interface RoundResult {
   name: string;
@@ -155,9 +161,7 @@ async function startStream(url: string, place: StreamPlace): Promise<void> {
 
 /** utime + stime of a process, seconds. */
 async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  return cpuTicksIn(procStatFields(await readFile(`/proc/${pid}/stat`, 'utf8'))) / CLOCK_TICKS_PER_SEC;
 }
 
 async function rssMiB(pid: number): Promise<number> {

@@ -36,7 +36,11 @@ export function cpuTicks(child: ChildProcess): number {
 
 /** CPU time (user + system) of the process `pid` so far, in clock ticks. */
 export function cpuTicksOfPid(pid: number | string): number {
-  const fields = procStatFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return cpuTicksIn(procStatFields(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+}
+
+/** utime + stime, clock ticks, from the fields `procStatFields` gives. */
+export function cpuTicksIn(fields: readonly string[]): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 

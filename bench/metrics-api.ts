@@ -25,11 +25,11 @@ import { availableParallelism } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import Fastify from 'fastify';
 import { CATALOG } from '../src/monitor/store/catalog.js';
+import { CLOCK_TICKS_PER_SEC, cpuTicksIn, procStatFields } from './measure.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_SEC = Number(process.env.BENCH_DURATION ?? 5);
 const WARMUP_SEC = 2;
-const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
 /** Knobs for exploring where time goes: `BENCH_ONLY=0,1` measures only those endpoints; `BENCH_AUTH=0`, `BENCH_SESSIONS=0` turn modules off. */
 const ONLY = process.env.BENCH_ONLY?.split(',').map(Number);
 /** `BENCH_SHOW_ROUNDS=1` writes each round's figures (streamcore | baseline | bare Fastify) to stderr. */
@@ -353,10 +353,8 @@ async function run(options: AutocannonOptions, durationSec: number, server: Chil
 
 /** utime + stime (or utime alone) of a process (all its threads), in clock ticks, from /proc/<pid>/stat. */
 function cpuTicks(child: ChildProcess, which: 'all' | 'user' = 'all'): number {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-  // Fields after the command name, which is in parentheses and may contain spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + (which === 'all' ? Number(fields[12]) : 0);
+  const fields = procStatFields(readFileSync(`/proc/${child.pid}/stat`, 'utf8'));
+  return which === 'all' ? cpuTicksIn(fields) : Number(fields[11]);
 }
 
 function nextMessage<T>(child: ChildProcess): Promise<T> {

@@ -37,6 +37,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { CLOCK_TICKS_PER_SEC, cpuTicksOfPid } from './measure.js';
 
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 50);
 const SUPERVISE_SEC = Number(process.env.BENCH_SECONDS ?? 60);
@@ -46,7 +47,6 @@ const BASELINE_ROUND_SEC = 5;
 const WARMUP_SEC = 10;
 const QUERIES_PER_ROUND = 10;
 const SOURCE_FPS = 5;
-const CLOCK_TICKS = 100;
 /** Longer than the server answers a list ahead after it was last asked for (list-answers.ts, WARM_MS). */
 const COLD_LIST_SPACING_SEC = 3.5;
 const COLD_LIST_REQUESTS = 8;
@@ -156,7 +156,7 @@ async function measure(
   };
   const pid = server.child.pid as number;
   for (let round = 0; round < rounds; round++) {
-    const startTicks = processTicks(pid);
+    const startTicks = cpuTicksOfPid(pid);
     const start = performance.now();
     const spacing = (roundSec * 1000) / QUERIES_PER_ROUND;
     for (let query = 0; query < QUERIES_PER_ROUND; query++) {
@@ -175,7 +175,7 @@ async function measure(
     }
     await sleep(Math.max(0, start + roundSec * 1000 - performance.now()));
     const seconds = (performance.now() - start) / 1000;
-    result.cpuPercent.push(((processTicks(pid) - startTicks) / CLOCK_TICKS / seconds) * 100);
+    result.cpuPercent.push(((cpuTicksOfPid(pid) - startTicks) / CLOCK_TICKS_PER_SEC / seconds) * 100);
     console.error(`round ${round + 1}/${rounds}: server CPU ${result.cpuPercent.at(-1)?.toFixed(1)} %`);
   }
   return result;
@@ -296,13 +296,6 @@ function timedRequest(
     outgoing.on('error', reject);
     outgoing.end(body);
   });
-}
-
-/** utime + stime of a process, clock ticks. */
-function processTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 /** Busy and total ticks of the whole machine (/proc/stat). */

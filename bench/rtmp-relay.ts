@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import { encodeChunks } from '../src/ingest/rtmp/chunk-writer.js';
 import { RtmpTestClient } from '../test/helpers/rtmp-client.js';
 import type { PlayersWorkerData } from './rtmp-players-worker.js';
-import { spawnBuiltServer, freePort } from './measure.js';
+import { spawnBuiltServer, freePort, CLOCK_TICKS_PER_SEC, cpuTicksIn, procStatFields } from './measure.js';
 import { BEHIND_MS, RelayRounds, type RelayRound } from './relay-report.js';
 import { REFERENCE_LABEL, referenceBinary, startReferenceCore, stopChild } from './reference-core.js';
 import { firstMessages, tsWorker } from './ts-worker.js';
@@ -52,7 +52,6 @@ const BITRATE = process.env.BITRATE ?? '3M';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const PLAYER_THREADS = Number(process.env.PLAYER_THREADS ?? Math.min(4, availableParallelism()));
 const BASELINE = process.env.BASELINE !== '0';
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 const CHUNK_SIZE = 4096;
 
 interface Tag {
@@ -125,9 +124,8 @@ function readFlv(bytes: Buffer): Tag[] {
 }
 
 async function procSample(pid: number): Promise<{ cpuTicks: number; rssBytes: number }> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { cpuTicks: Number(fields[11]) + Number(fields[12]), rssBytes: Number(fields[21]) * 4096 };
+  const fields = procStatFields(await readFile(`/proc/${pid}/stat`, 'utf8'));
+  return { cpuTicks: cpuTicksIn(fields), rssBytes: Number(fields[21]) * 4096 };
 }
 
 /** Sends the clip's tags in real time, looping, until stopped; `lastTimestamp` is the newest sent. */
@@ -240,7 +238,7 @@ async function measure(
   }
   const end = await procSample(pid);
   const generator = process.cpuUsage(generatorStart);
-  const cpuPercent = ((end.cpuTicks - start.cpuTicks) / CLOCK_TICKS / DURATION_SEC) * 100;
+  const cpuPercent = ((end.cpuTicks - start.cpuTicks) / CLOCK_TICKS_PER_SEC / DURATION_SEC) * 100;
   rss.sort((a, b) => a - b);
   const egress = players.reduce((sum, player) => sum + player.bytes(), 0) - bytesStart;
   return {
