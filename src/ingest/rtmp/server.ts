@@ -11,7 +11,6 @@ import {
 } from './connection.js';
 import { LiveStream, type RelayLimits } from './live-stream.js';
 import { isUnderApp, parseStreamPath, type StreamPath } from './stream-path.js';
-import type { StreamGrants } from '../stream-grants.js';
 
 /** Where the server reports publishers and players (the `rtmp` session collector, or nothing). */
 export interface RtmpSessionSink {
@@ -33,7 +32,7 @@ export interface RtmpServerOptions {
    * Encoder runs' own tokens, each for the paths its `{rtmp}` named; asked only when `token` is
    * set (stream-grants.ts).
    */
-  grants?: StreamGrants;
+  grants?: { allows(token: string, path: string): boolean };
   logger: Logger;
   now: () => number;
   sessions?: RtmpSessionSink;

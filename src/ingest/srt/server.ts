@@ -5,7 +5,6 @@ import type { LiveSessions } from '../../session/index.js';
 import { SrtConnection } from './connection.js';
 import type { NativeEvent, NativeListener, SrtAddon } from './native.js';
 import type { SrtChannels } from './contract.js';
-import type { StreamGrants } from '../stream-grants.js';
 
 export interface SrtServerOptions {
   addon: SrtAddon;
@@ -18,7 +17,7 @@ export interface SrtServerOptions {
    * is set (stream-grants.ts). The handshake runs on libsrt's thread, so the addon keeps a copy:
    * `grantsChanged` brings it up to date.
    */
-  grants?: StreamGrants;
+  grants?: { list(): ReadonlyArray<{ token: string; resources: readonly string[] }> };
   logger: Logger;
   /** The `srt` session collector's publishers and players; undefined when sessions are off. */
   sessions?: LiveSessions<SrtConnection>;
