@@ -43,6 +43,8 @@ export class ConnectionRelay {
   private deciding = false;
   private handingOff = false;
   private closed = false;
+  /** The socket's idle timeout now, ms. */
+  private timeoutMs = -1;
 
   constructor(
     private readonly socket: Socket,
@@ -56,7 +58,7 @@ export class ConnectionRelay {
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
     socket.on('timeout', () => socket.destroy());
-    socket.setTimeout(deps.keepAliveMs);
+    this.armTimeout(deps.keepAliveMs);
     // As node's HTTP server does for the sockets it accepts: an answer written in two pieces
     // (head, body) must not wait for the client's delayed ACK (40 ms). The option belongs to the
     // socket, so it holds in the main process too after a hand-off.
@@ -73,7 +75,7 @@ export class ConnectionRelay {
     while (!this.deciding && !this.handingOff && !this.closed) {
       const scan = scanRequestHead(this.unread);
       if (scan.kind === 'incomplete') {
-        this.socket.setTimeout(this.unread.length === 0 ? this.deps.keepAliveMs : this.deps.idleMs);
+        this.armTimeout(this.unread.length === 0 ? this.deps.keepAliveMs : this.deps.idleMs);
         return;
       }
       if (scan.kind === 'unsure' || scan.bodyLength > this.deps.maxBodyBytes) {
@@ -82,7 +84,7 @@ export class ConnectionRelay {
       }
       const length = scan.headLength + scan.bodyLength;
       if (this.unread.length < length) {
-        this.socket.setTimeout(this.deps.idleMs);
+        this.armTimeout(this.deps.idleMs);
         return;
       }
       const bytes = this.unread.subarray(0, length);
@@ -198,6 +200,16 @@ export class ConnectionRelay {
           this.settle();
         });
     });
+  }
+
+  /**
+   * The socket's idle timeout, set only when it changes: node restarts it on every read and write
+   * by itself, while each `setTimeout` makes a new timer (about 0.6 µs a request).
+   */
+  private armTimeout(ms: number): void {
+    if (ms === this.timeoutMs) return;
+    this.timeoutMs = ms;
+    this.socket.setTimeout(ms);
   }
 
   private startHandOff(): void {

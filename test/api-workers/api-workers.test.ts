@@ -283,3 +283,47 @@ describe('API workers: logins and metric queries on a second process', () => {
     assert.equal(onNew.holder, pool.pids()[0]);
   });
 });
+
+describe("API workers: a worker's idle connections", () => {
+  const password = 'idle-password-1234';
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({
+      config: {
+        api: {
+          workers: 1,
+          auth: { enable: true, username: USERNAME, password },
+          timeouts: { keepalive_sec: 2, idle_sec: 2 },
+        },
+      },
+      apiWorkerEntry: ENTRY,
+    });
+    await server.app.apiWorkers?.ready;
+  });
+  after(() => server.close());
+
+  const closed = (connection: RawConnection, what: string): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${what} stayed open for 20 s`)), 20_000);
+      connection.socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+
+  it('keeps a connection that asks again within keepalive_sec, and closes a silent or stalled one', async () => {
+    // keepalive_sec counts from the connection's last bytes, not from its first: requests every
+    // 250 ms for 3 s outlive it.
+    const { connection } = await connectionOf(server, 'worker', login(password));
+    for (let asked = 0; asked < 12; asked++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      assert.equal((await connection.request(login(password))).status, 200);
+    }
+    await closed(connection, 'a silent connection');
+
+    const stalled = (await connectionOf(server, 'worker', login(password))).connection;
+    const stalledClosed = closed(stalled, 'a connection with half a request');
+    stalled.write('POST /api/login HTTP/1.1\r\nHost: test\r\n');
+    await stalledClosed;
+  });
+});
