@@ -1,5 +1,5 @@
 import type { Server as HttpServer } from 'node:http';
-import type { AddressInfo, Server } from 'node:net';
+import { Server as NetServer, type AddressInfo, type Server } from 'node:net';
 import type { Logger } from 'pino';
 import { resolveBindAddress, type Config } from '../config/index.js';
 import { NOTHING_TO_BUILD, type ReloadStep } from '../lifecycle/index.js';
@@ -57,7 +57,7 @@ export class HttpAddress {
     const { http, logger } = this.deps;
     const before = http.address() as AddressInfo;
     const oldUrl = loopbackBaseUrl(before);
-    http.close();
+    stopAccepting(http);
     try {
       await listenOn(http, target);
     } catch (error) {
@@ -94,4 +94,15 @@ function sameHost(configured: string, bound: string): boolean {
 
 function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.');
+}
+
+/**
+ * Closes the listening socket and nothing else. `http.Server.close` (node 19 on) also destroys
+ * every connection without a request under way: idle keep-alive ones, and ones whose answer is
+ * written but still in the server's buffers (a large memfs file a client is downloading), which
+ * loses the rest of that answer. Node starts its connection checks (`headers_sec`,
+ * `request_sec`) again when the server listens again.
+ */
+function stopAccepting(http: HttpServer): void {
+  NetServer.prototype.close.call(http);
 }
