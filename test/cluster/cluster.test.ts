@@ -14,7 +14,8 @@ import {
 } from './cluster-calls.js';
 import { startNode, type ClusterNode } from './cluster-nodes.js';
 import { DuplicateChecker, encodersByProcess, marker } from './encoder-census.js';
-import { EtcdMembers, freePort } from './etcd-members.js';
+import { freePort } from '../helpers/free-port.js';
+import { EtcdMembers } from './etcd-members.js';
 
 /** The target: a dead node's processes run elsewhere within this (lease time + start). */
 const FAILOVER_TARGET_MS = 15_000;

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { selfSigned } from '../helpers/pebble.js';
-import { freePort } from './etcd-members.js';
+import { freePort } from '../helpers/free-port.js';
 
 export interface Pem {
   cert: string;

@@ -5,6 +5,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/free-port.js';
 
 interface Envelope {
   details: string[];
@@ -24,13 +25,6 @@ function holdUdp(): Promise<UdpSocket> {
     socket.once('error', reject);
     socket.bind({ address: '127.0.0.1', port: 0 }, () => resolve(socket));
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = await holdTcp();
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

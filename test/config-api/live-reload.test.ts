@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +9,7 @@ import { RtmpTestClient } from '../helpers/rtmp-client.js';
 import { rawRequest } from '../storage/raw-request.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { call, getReport, isAlive, lavfiProcess, ok, waitFor, waitForState } from '../process/support.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * What the Restreamer UI's Save + Restart does (PUT /api/v3/config, GET /api/v3/config/reload),
@@ -268,12 +268,3 @@ describe('config reload: settings take effect while processes keep running', () 
     assert.equal(server.config.cluster.lease_ttl_sec, 8);
   });
 });
-
-/** A TCP port nothing listens on now (bound and let go). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}

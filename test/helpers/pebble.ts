@@ -1,18 +1,9 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-/** A free TCP port on loopback (for tools that cannot take port 0). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from './free-port.js';
 
 /** A self-signed certificate and key (openssl), PEM files in `dir`. */
 export function selfSigned(dir: string, name: string, subjectAltName: string): { cert: string; key: string } {

@@ -4,6 +4,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
+import { freePort } from './free-port.js';
 
 /**
  * A real S3-compatible server on loopback for the S3 filesystem tests: moto's server mode
@@ -138,18 +139,6 @@ async function stopAll(
     moto.kill('SIGTERM');
     await gone;
   }
-}
-
-/** A port free now: bound on port 0 and closed (moto_server cannot be given port 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForHttp(url: string, timeoutMs: number): Promise<void> {

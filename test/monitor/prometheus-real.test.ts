@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/free-port.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const GOLDEN = join(import.meta.dirname, '..', 'fixtures', 'prometheus');
@@ -15,19 +15,6 @@ const GOLDEN_CORE = '2b1f5c8e-0d0e-4c8a-9a51-5f3c0e2a7d11';
 interface VectorResult {
   metric: Record<string, string>;
   value: [number, string];
-}
-
-/** A free TCP port on loopback (asked from the kernel, then released for Prometheus). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /**

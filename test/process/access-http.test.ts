@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { call, ok, waitFor, waitForState } from './support.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * Issue 10 item 2 over real HTTP: every escape an attacker with a token tried is refused with a
@@ -40,15 +40,6 @@ function body(
     options: parts.options ?? ['-loglevel', 'info'],
     autostart: true,
   };
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  assert.ok(address !== null && typeof address === 'object');
-  return address.port;
 }
 
 describe('encoder access policy over HTTP', () => {
