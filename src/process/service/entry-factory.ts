@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import type { EventSink } from '../../events/index.js';
 import {
-  absoluteOutputAddress,
   parseOutputReference,
   buildCommand,
   memfsPrefixes,
@@ -14,7 +13,6 @@ import {
   withUserInfo,
   type PlaceholderValues,
   type ProcessConfig,
-  type RunScope,
 } from '../config/index.js';
 import {
   createCredentialMask,
@@ -34,6 +32,7 @@ import {
 import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
 import { VstatsChannel } from '../progress/index.js';
+import { InputReferences } from './input-references.js';
 import { RunCredentials } from './run-credentials.js';
 import { LiveInputs, RelayedInputs, type LocalStreams } from '../fallback/index.js';
 
@@ -81,8 +80,8 @@ export interface EntryFactoryDeps {
  * Makes the runtime of a process from its config: report, supervisor, `-vstats` FIFO, and the
  * command line of each run from the entry's resolved config (references to other processes'
  * outputs followed at every start, since those may have changed).
- * Just past 300 lines: every run's command line is assembled here from the same resolved config
- * (placeholders, the run's write credential and mask, the fallback relay), and splitting the
+ * Past 300 lines: every run's and probe's command line is assembled here from the same resolved
+ * config (placeholders, the run's credentials and mask, the fallback relay), and splitting the
  * steps would scatter one order that must stay as it is.
  */
 export class EntryFactory {
@@ -94,8 +93,10 @@ export class EntryFactory {
 
   /** Relays in front of the inputs that have a fallback. */
   private readonly relays: RelayedInputs;
+  private readonly references: InputReferences;
 
   constructor(private readonly deps: EntryFactoryDeps) {
+    this.references = new InputReferences(deps);
     this.relays = new RelayedInputs({
       binary: deps.config.ffmpeg.binary,
       cwd: deps.diskRoot,
@@ -214,7 +215,7 @@ export class EntryFactory {
               ),
             }),
       });
-      const resolved = this.followReferences(config, credentials);
+      const resolved = this.references.follow(config, credentials);
       runMask?.replace(grant, credentials.secrets());
       // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
       resolved.input = resolved.input.map((input, index) => ({
@@ -273,7 +274,7 @@ export class EntryFactory {
   userCommand(config: ProcessConfig): string[] {
     const kept = this.userCommands.get(config);
     if (kept !== undefined) return kept;
-    const command = buildCommand(this.followReferences(config), [], this.deps.diskRoot).map(this.deps.mask);
+    const command = buildCommand(this.references.follow(config), [], this.deps.diskRoot).map(this.deps.mask);
     // Without references to other processes' outputs, the command follows from the resolved
     // config alone (replaced, never modified, on every change): it is asked for with every state.
     if (!config.input.some((input) => parseOutputReference(input.address) !== undefined)) {
@@ -290,7 +291,7 @@ export class EntryFactory {
   prepareProbe(config: ProcessConfig): PreparedProbe {
     const credentials = new RunCredentials();
     try {
-      const resolved = this.followReferences(
+      const resolved = this.references.follow(
         resolveConfig(config, { ...this.deps.placeholders(), run: credentials }),
         credentials,
       );
@@ -307,32 +308,6 @@ export class EntryFactory {
       credentials.revoke();
       throw error;
     }
-  }
-
-  /**
-   * A copy of a resolved config whose inputs that refer to another process's output are that
-   * output's address. For a run (`run`), the output is resolved again for it: an `{rtmp}` or
-   * `{srt}` there then carries the run's own token, not the server's.
-   */
-  private followReferences(config: ProcessConfig, run?: RunScope): ProcessConfig {
-    const disk = this.deps.diskRoot;
-    const resolved = { ...config };
-    resolved.input = config.input.map((input) => {
-      const reference = parseOutputReference(input.address);
-      if (reference === undefined) return input;
-      const other = this.deps.lookup(reference.processId);
-      const index = other?.output.findIndex((candidate) => candidate.id === reference.outputId) ?? -1;
-      let output = other?.output[index];
-      if (output === undefined) throw new Error(`input "${input.id}": ${input.address} refers to nothing`);
-      const stored = this.deps.lookupStored(reference.processId);
-      const own = stored?.output[index];
-      if (run !== undefined && stored !== undefined && own !== undefined) {
-        const values = { ...this.deps.placeholders(), run };
-        output = resolveConfig({ ...stored, input: [], output: [own] }, values).output[0] ?? output;
-      }
-      return { ...input, address: absoluteOutputAddress(output.address, disk) };
-    });
-    return resolved;
   }
 
   /** Removes the FIFO directory (after every supervisor is disposed). */
