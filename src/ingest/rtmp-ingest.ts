@@ -118,7 +118,7 @@ export function createRtmpIngest(
       const grant = run.credential(grants, () => grants.issue());
       const path = rtmpStreamPath(options, params);
       if (path !== undefined) grant.allow(path);
-      return rtmpProcessUrl(options, boundPort, params, grant.secret);
+      return rtmpProcessUrl(options, boundPort, params, grant.token);
     },
     localStreams: (address) =>
       server === undefined || boundPort === undefined

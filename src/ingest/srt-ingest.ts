@@ -106,7 +106,7 @@ export function createSrtIngest(
       }
       const grant = run.credential(grants, () => grants.issue());
       grant.allow(params.name ?? '{name}');
-      return srtProcessUrl(options, boundPort, params, section, grant.secret);
+      return srtProcessUrl(options, boundPort, params, section, grant.token);
     },
   };
 }

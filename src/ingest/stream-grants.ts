@@ -3,6 +3,8 @@ import type { RunCredential } from '../process/index.js';
 
 /** One run's token: valid for the streams it was given, until it is revoked. */
 export interface StreamGrant extends RunCredential {
+  /** What a URL carries. */
+  readonly token: string;
   /** Lets the token publish and play `resource` (an RTMP path `/live/abc`, an SRT resource). */
   allow(resource: string): void;
 }
@@ -29,7 +31,8 @@ export class StreamGrants {
     const resources = new Set<string>();
     this.grants.set(key, { token: secret, resources });
     return {
-      secret,
+      token: secret,
+      secrets: [secret],
       allow: (resource) => {
         if (!this.grants.has(key) || resources.has(resource)) return;
         resources.add(resource);

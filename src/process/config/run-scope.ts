@@ -1,9 +1,10 @@
 /**
- * A credential that one encoder run may use and that ends with the run: the secret is what the
- * run's command line carries (and what its reports must mask).
+ * A credential that one encoder run may use and that ends with the run: its memfs write
+ * credential, its ingest tokens.
  */
 export interface RunCredential {
-  readonly secret: string;
+  /** Every form in which the run's command line or ffmpeg's output may show it: masked. */
+  readonly secrets: readonly string[];
   /** Ends the credential at once. Idempotent. */
   revoke(): void;
 }

@@ -21,6 +21,7 @@ import {
   type EncoderInfo,
   readProcessUsage,
   ProcessReport,
+  memfsSecrets,
   RunCredentialMask,
   type SpawnFn,
   type ProcessState,
@@ -199,10 +200,10 @@ export class EntryFactory {
    */
   prepare(entry: ProcessEntry, vstatsPath?: string, runMask?: RunCredentialMask): PreparedRun {
     const values = this.deps.placeholders();
-    const grant = this.issueGrant(entry.resolved, values);
-    // The ingest tokens `{rtmp}` and `{srt}` write are the run's own too.
+    // The memfs write credential, and the ingest tokens `{rtmp}` and `{srt}` write.
     const credentials = new RunCredentials();
     try {
+      const grant = this.issueGrant(entry.resolved, values, credentials);
       const config = resolveConfig(entry.config, {
         ...values,
         run: credentials,
@@ -216,7 +217,7 @@ export class EntryFactory {
             }),
       });
       const resolved = this.references.follow(config, credentials);
-      runMask?.replace(grant, credentials.secrets());
+      runMask?.replace(credentials.secrets());
       // Named so that the server can meter what each input reads from memfs (input-read-meter.ts).
       resolved.input = resolved.input.map((input, index) => ({
         ...withInputHeader(input, index, resolved.id, values.memfs),
@@ -238,12 +239,10 @@ export class EntryFactory {
         pipes: relayed.pipes,
         release: () => {
           relayed.stop();
-          grant?.revoke();
           credentials.revoke();
         },
       };
     } catch (error) {
-      grant?.revoke();
       credentials.revoke();
       throw error;
     }
@@ -251,10 +250,16 @@ export class EntryFactory {
 
   /**
    * A write credential for the paths the outputs of `config` name on the writable mounts (memfs
-   * and the S3 mountpoints), as URL paths with the mount (`/memfs/live/a`); undefined when none.
+   * and the S3 mountpoints), as URL paths with the mount (`/memfs/live/a`), one of the run's
+   * `credentials`; undefined when none.
    */
-  private issueGrant(config: ProcessConfig, values: PlaceholderValues): WriteGrant | undefined {
-    if (this.deps.memfsGrants === undefined) return undefined;
+  private issueGrant(
+    config: ProcessConfig,
+    values: PlaceholderValues,
+    credentials: RunCredentials,
+  ): WriteGrant | undefined {
+    const grants = this.deps.memfsGrants;
+    if (grants === undefined) return undefined;
     const bases = [values.memfs, ...Object.values(values.s3 ?? {})];
     const prefixes = config.output.flatMap((output) =>
       bases.flatMap((base) => {
@@ -262,7 +267,11 @@ export class EntryFactory {
         return memfsPrefixes(output, base).map((prefix) => mount + prefix);
       }),
     );
-    return prefixes.length === 0 ? undefined : this.deps.memfsGrants.issue(prefixes);
+    if (prefixes.length === 0) return undefined;
+    return credentials.credential(grants, () => {
+      const grant = grants.issue(prefixes);
+      return { ...grant, secrets: memfsSecrets({ enable: true, ...grant }) };
+    });
   }
 
   /**

@@ -15,9 +15,9 @@ export class RunCredentials implements RunScope {
     return fresh;
   }
 
-  /** The secrets the run's command line carries. */
+  /** The secrets the run's command line carries, in every form its reports must mask. */
   secrets(): string[] {
-    return [...this.issued.values()].map((credential) => credential.secret);
+    return [...this.issued.values()].flatMap((credential) => credential.secrets);
   }
 
   /** Ends every credential of the run. */

@@ -73,19 +73,10 @@ export class RunCredentialMask {
 
   readonly mask: CredentialMask = (text) => this.current(text);
 
-  /**
-   * The credentials of the run that starts now: its memfs one (undefined for a run without any)
-   * and its other secrets.
-   */
-  replace(
-    credentials: { username: string; password: string } | undefined,
-    secrets: readonly string[] = [],
-  ): void {
+  /** The secrets of the run that starts now (`RunCredentials.secrets`). */
+  replace(secrets: readonly string[]): void {
     const before = this.latest;
-    this.latest = [
-      ...(credentials === undefined ? [] : memfsSecrets({ enable: true, ...credentials })),
-      ...secrets,
-    ];
+    this.latest = secrets;
     const literals = literalMask([...this.latest, ...before]);
     this.current = literals === undefined ? this.base : (text) => this.base(literals(text));
   }
