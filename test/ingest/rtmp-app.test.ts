@@ -157,6 +157,24 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
     const probe = await ok<{ streams: unknown[]; log: string[] }>(server, 'GET', '/process/reader/probe');
     assert.ok(probe.streams.length > 0, probe.log.join('\n'));
     assert.ok(!JSON.stringify(probe).includes(TOKEN), 'the probe shows rtmp.token');
+    // What that probe runs (a probe lives too briefly to read it in /proc): a token of its own,
+    // hidden in what it prints, and worth nothing once the probe released it.
+    const prepared = server.app.processes.probeSource.probeArgs('reader');
+    const probeArgv = prepared.args.join(' ');
+    const probeToken = /\/live\/own\?token=([A-Za-z0-9_-]+)/.exec(probeArgv)?.[1];
+    assert.ok(probeToken !== undefined && probeToken !== runToken && !probeArgv.includes(TOKEN), probeArgv);
+    assert.ok(!prepared.mask(`from '${probeArgv}' ${probeToken}`).includes(probeToken), 'masked');
+    prepared.release();
+    const released = await ffmpeg([
+      '-i',
+      `rtmp://127.0.0.1:${port}/live/own?token=${probeToken}`,
+      '-t',
+      '0.5',
+      '-f',
+      'null',
+      '-',
+    ]).done;
+    assert.notEqual(released.code, 0, 'the token of a released probe played');
 
     // An input that refers to that output (`#own:output=out`) reads with a token of its own run.
     await ok(server, 'POST', '/process', {
@@ -176,6 +194,8 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
     await waitFor(() => !(server.app.ingest.rtmp?.channels().includes('/live/own') ?? true), 'own to end');
     const after = await publish(`rtmp://127.0.0.1:${port}/live/own?token=${runToken}`, 1).done;
     assert.notEqual(after.code, 0, 'the token of an ended run published');
+    const withServerToken = await publish(`rtmp://127.0.0.1:${port}/live/own?token=${TOKEN}`, 1).done;
+    assert.equal(withServerToken.code, 0, withServerToken.stderr);
     await ok(server, 'DELETE', '/process/reader');
     await ok(server, 'DELETE', '/process/own');
   });
