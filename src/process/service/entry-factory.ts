@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import type { EventSink } from '../../events/index.js';
@@ -32,7 +29,7 @@ import {
 } from '../supervise/index.js';
 import type { MemfsWriteGrants, WriteGrant } from '../../storage/index.js';
 import type { ProcessEntry } from './process-entry.js';
-import { VstatsChannel } from '../progress/index.js';
+import { VstatsFifos } from './vstats-fifos.js';
 import { InputReferences } from './input-references.js';
 import { RunCredentials } from './run-credentials.js';
 import { LiveInputs, RelayedInputs, type LocalStreams } from '../fallback/index.js';
@@ -78,17 +75,15 @@ export interface EntryFactoryDeps {
 }
 
 /**
- * Makes the runtime of a process from its config: report, supervisor, `-vstats` FIFO, and the
- * command line of each run from the entry's resolved config (references to other processes'
- * outputs followed at every start, since those may have changed).
- * Past 300 lines: every run's and probe's command line is assembled here from the same resolved
- * config (placeholders, the run's credentials and mask, the fallback relay), and splitting the
- * steps would scatter one order that must stay as it is.
+ * Makes the runtime of a process from its config: report, supervisor, `-vstats` FIFO
+ * (vstats-fifos.ts), and the command line of each run and probe from the entry's config
+ * (references to other processes' outputs followed at every start, input-references.ts).
+ * Just past 300 lines: the command lines are assembled here from one resolution of the config
+ * (placeholders, the run's credentials and mask, the fallback relay), and splitting the steps
+ * would scatter one order that must stay as it is; the supervisor's wiring is the rest.
  */
 export class EntryFactory {
-  /** Directory of the `-vstats` FIFOs, made on first use. */
-  private fifoDir: Promise<string | undefined> | undefined;
-  private fifoCount = 0;
+  private readonly vstats: VstatsFifos;
   /** `userCommand` of resolved configs without references (not to be modified by callers). */
   private readonly userCommands = new WeakMap<ProcessConfig, string[]>();
 
@@ -98,6 +93,10 @@ export class EntryFactory {
 
   constructor(private readonly deps: EntryFactoryDeps) {
     this.references = new InputReferences(deps);
+    this.vstats = new VstatsFifos(deps.logger, {
+      maxLineLength: OUTPUT_BUDGET.maxLineLength,
+      bytesPerSecond: OUTPUT_BUDGET.bytesPerSecond,
+    });
     this.relays = new RelayedInputs({
       binary: deps.config.ffmpeg.binary,
       cwd: deps.diskRoot,
@@ -188,7 +187,7 @@ export class EntryFactory {
       supervisor,
       liveInputs: new LiveInputs(config.input),
     };
-    await this.attachVstats(entry);
+    await this.vstats.attach(entry.supervisor);
     return entry;
   }
 
@@ -320,28 +319,8 @@ export class EntryFactory {
   }
 
   /** Removes the FIFO directory (after every supervisor is disposed). */
-  async close(): Promise<void> {
-    const dir = await this.fifoDir;
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  }
-
-  /** Opens the process's `-vstats` FIFO; without one it runs without per-frame statistics. */
-  private async attachVstats(entry: ProcessEntry): Promise<void> {
-    this.fifoDir ??= mkdtemp(join(tmpdir(), `streamcore-vstats-${process.pid}-`)).catch((error: unknown) => {
-      this.deps.logger.warn(
-        { err: error },
-        'no directory for -vstats FIFOs; per-stream video statistics are off',
-      );
-      return undefined;
-    });
-    const dir = await this.fifoDir;
-    if (dir === undefined) return;
-    const channel = await VstatsChannel.open(join(dir, `${++this.fifoCount}.fifo`), {
-      maxLineLength: OUTPUT_BUDGET.maxLineLength,
-      bytesPerSecond: OUTPUT_BUDGET.bytesPerSecond,
-      onLine: (line) => entry.supervisor.onVstatsLine(line),
-    });
-    if (channel !== undefined) entry.supervisor.attachVstats(channel);
+  close(): Promise<void> {
+    return this.vstats.close();
   }
 }
 
