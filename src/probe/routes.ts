@@ -1,19 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { SpawnFn } from '../process/index.js';
+import type { PreparedProbe, SpawnFn } from '../process/index.js';
 import type { ProbeAnswer, ProbeParams } from './contract.js';
 import { parseProbe } from './parse-probe.js';
 import { ProbeSlots } from './probe-slots.js';
 import { runProbe } from './run-probe.js';
-
-/** One probe's command line, prepared as a run's (placeholders resolved, its own credentials). */
-export interface PreparedProbe {
-  /** Global options, then each input's options, `-i` and address. */
-  args: string[];
-  /** Hides credentials, the probe's own among them, in a line of the answered log. */
-  mask(text: string): string;
-  /** Ends the probe's own credentials; called once it exited. */
-  release(): void;
-}
 
 /** What the probe needs from the processes: the inputs of one, placeholders resolved. */
 export interface ProbeSource {

@@ -1,6 +1,11 @@
 export { createFfmpegCollector, createRestreamCollector } from './collector.js';
 export { PROCESS_DOCS, PROCESS_SCHEMAS, registerEncoderGuard, registerProcessRoutes } from './api/index.js';
-export { createEncoderSpawn, ProcessService, type ProcessServiceDeps } from './service/index.js';
+export {
+  createEncoderSpawn,
+  ProcessService,
+  type PreparedProbe,
+  type ProcessServiceDeps,
+} from './service/index.js';
 export { memfsUrl, type PlaceholderTemplate, type RunCredential, type RunScope } from './config/index.js';
 export type { Schedule, SpawnFn } from './supervise/index.js';
 export { compileAccessRules, directionRefusal } from './access/index.js';

@@ -34,10 +34,13 @@ import { InputReferences } from './input-references.js';
 import { RunCredentials } from './run-credentials.js';
 import { LiveInputs, RelayedInputs, type LocalStreams } from '../fallback/index.js';
 
-/** A probe's command line, the mask of what it prints, and the end of its credentials. */
+/** One probe's command line, prepared as a run's (placeholders resolved, its own credentials). */
 export interface PreparedProbe {
+  /** Global options, then each input's options, `-i` and address. */
   args: string[];
+  /** Hides credentials, the probe's own among them, in a line of the answered log. */
   mask: CredentialMask;
+  /** Ends the probe's own credentials; called once it exited. */
   release: () => void;
 }
 
