@@ -1,4 +1,3 @@
-import { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { scanRequestHead, type ScannedRequest } from './request-head.js';
 
@@ -8,8 +7,11 @@ export interface RelayDeps {
    * else makes the connection the main process's from this request on.
    */
   answersHere(request: ScannedRequest, body: Buffer, socket: Socket): boolean | Promise<boolean>;
-  /** The worker's HTTP server: takes the stream that carries this connection's answered requests. */
-  serve(stream: Duplex): void;
+  /**
+   * Answers `request` on `socket` (socket-exchange.ts) and calls `ended` once the answer is with
+   * the kernel, with whether the connection goes on.
+   */
+  serve(request: ScannedRequest, body: Buffer, socket: Socket, ended: (keepAlive: boolean) => void): void;
   /** Sends the connection and the bytes read from it but not answered to the main process. */
   handOff(socket: Socket, unread: Buffer): void;
   /** Bodies longer than this (bytes) are the main process's (its 413). */
@@ -18,28 +20,23 @@ export interface RelayDeps {
   keepAliveMs: number;
   /** A request that stalls for this long closes its connection, ms (`api.timeouts.idle_sec`). */
   idleMs: number;
-  /** Bumped on every config change: a stream of an older generation takes no new request. */
-  generation: () => number;
 }
+
+/** Unread bytes past which a connection stops reading while an answer is under way (pipelining). */
+const MAX_UNREAD_WHILE_ANSWERING = 64 * 1024;
 
 /**
  * One connection an API worker accepted. It reads the requests itself, one head at a time
- * (request-head.ts), and passes each one it answers, bytes unchanged, to the worker's HTTP server
- * through a stream of its own. At the first request it does not answer it stops reading, waits
- * until every answer before it is written, and hands the socket with the unanswered bytes to the
- * main process, which serves the connection from then on. So a keep-alive connection may carry
- * any mix of requests, and each is answered by the process that holds what it needs.
+ * (request-head.ts), and has the worker's HTTP server answer each one it answers on the socket,
+ * one after the other. At the first request it does not answer it stops reading, waits until the
+ * answer before it is written, and hands the socket with the unanswered bytes to the main
+ * process, which serves the connection from then on. So a keep-alive connection may carry any mix
+ * of requests, and each is answered by the process that holds what it needs.
  */
 export class ConnectionRelay {
   private unread: Buffer = Buffer.alloc(0);
-  private stream: Duplex | undefined;
-  private streamGeneration = -1;
-  /** Bytes the current stream carried each way (its `bytesRead`, `bytesWritten`). */
-  private counts = { read: 0, written: 0 };
-  /** Requests passed to the HTTP server whose answers are not written yet. */
-  private answering = 0;
-  /** Bytes written to the socket whose write callback has not come yet. */
-  private writing = 0;
+  /** An answer is under way: the next request waits for it (pipelined requests are answered in order). */
+  private answering = false;
   private deciding = false;
   private handingOff = false;
   private closed = false;
@@ -52,6 +49,7 @@ export class ConnectionRelay {
   ) {
     socket.on('data', (chunk: Buffer) => {
       this.unread = this.unread.length === 0 ? chunk : Buffer.concat([this.unread, chunk]);
+      if (this.answering && this.unread.length > MAX_UNREAD_WHILE_ANSWERING) socket.pause();
       this.next();
     });
     socket.on('end', () => this.close());
@@ -65,14 +63,8 @@ export class ConnectionRelay {
     socket.setNoDelay(true);
   }
 
-  /** The HTTP server wrote the whole answer of one request. */
-  answered(): void {
-    this.answering--;
-    this.settle();
-  }
-
   private next(): void {
-    while (!this.deciding && !this.handingOff && !this.closed) {
+    while (!this.answering && !this.deciding && !this.handingOff && !this.closed) {
       const scan = scanRequestHead(this.unread);
       if (scan.kind === 'incomplete') {
         this.armTimeout(this.unread.length === 0 ? this.deps.keepAliveMs : this.deps.idleMs);
@@ -89,14 +81,14 @@ export class ConnectionRelay {
       }
       const bytes = this.unread.subarray(0, length);
       const verdict = this.deps.answersHere(scan, bytes.subarray(scan.headLength), this.socket);
-      if (verdict === true) this.answer(bytes);
+      if (verdict === true) this.answer(scan, bytes);
       else if (verdict === false) this.startHandOff();
       else {
         this.deciding = true;
         verdict.then(
           (here) => {
             this.deciding = false;
-            if (here) this.answer(bytes);
+            if (here) this.answer(scan, bytes);
             else this.startHandOff();
             this.next();
           },
@@ -109,96 +101,19 @@ export class ConnectionRelay {
     }
   }
 
-  private answer(bytes: Buffer): void {
+  private answer(request: ScannedRequest, bytes: Buffer): void {
     this.unread = this.unread.subarray(bytes.length);
-    const stream = this.currentStream();
-    this.answering++;
-    this.counts.read += bytes.length;
-    stream.push(bytes);
-  }
-
-  /** The stream to the HTTP server, a new one after a config change (the old one keeps its answers). */
-  private currentStream(): Duplex {
-    const generation = this.deps.generation();
-    // Answers still under way keep their stream: a new one now could overtake them.
-    if (this.stream === undefined || (this.streamGeneration !== generation && this.answering === 0)) {
-      this.stream?.push(null);
-      this.stream = this.openStream();
-      this.streamGeneration = generation;
-      this.deps.serve(this.stream);
-    }
-    return this.stream;
-  }
-
-  private openStream(): Duplex {
-    const socket = this.socket;
-    const counts = { read: 0, written: 0 };
-    this.counts = counts;
-    const stream = new Duplex({
-      read: () => undefined,
-      write: (chunk: Buffer, _encoding, callback) => {
-        if (this.closed) return callback();
-        // The pieces of one answer written in this turn leave in one segment.
-        if (socket.writableCorked === 0) {
-          socket.cork();
-          process.nextTick(() => socket.uncork());
-        }
-        this.writeOut([chunk], counts, callback);
-      },
-      // The HTTP server corks its socket for an answer's head and body (a Buffer body is a piece
-      // of its own): they reach the kernel in one writev, as on a socket of its own. Without this
-      // the stream wrote them one at a time, each in a syscall after the previous one's callback,
-      // and the client was woken by a head without its body (the worker's metric answers cost
-      // 1.8× the main process's, issue 31).
-      writev: (chunks: { chunk: Buffer }[], callback) => {
-        if (this.closed) return callback();
-        socket.cork();
-        this.writeOut(
-          chunks.map(({ chunk }) => chunk),
-          counts,
-          callback,
-        );
-        socket.uncork();
-      },
-      // The HTTP server ends a connection (`Connection: close`, HTTP/1.0) once its answer is out.
-      final: (callback) => {
-        if (stream === this.stream && !this.handingOff) socket.end();
-        callback();
-      },
-    });
-    // What fastify, node and the traffic meter read of a connection: the client's address, the
-    // server's end, and the bytes this stream carried (the requests given to it, its answers).
-    Object.defineProperties(stream, {
-      remoteAddress: { value: socket.remoteAddress },
-      remotePort: { value: socket.remotePort },
-      remoteFamily: { value: socket.remoteFamily },
-      localAddress: { value: socket.localAddress },
-      localPort: { value: socket.localPort },
-      bytesRead: { get: () => counts.read },
-      bytesWritten: { get: () => counts.written },
-    });
-    stream.on('error', () => undefined);
-    return stream;
-  }
-
-  /**
-   * Writes `chunks` to the socket; `done` once the socket wrote the last of them, not before: the
-   * HTTP server's 'finish' then means, as on a socket of its own, that the bytes are with the
-   * kernel (the metrics answers reuse their memory from then on).
-   */
-  private writeOut(chunks: Buffer[], counts: { written: number }, done: () => void): void {
-    if (chunks.length === 0) return done();
-    this.writing++;
-    const last = chunks.length - 1;
-    chunks.forEach((chunk, index) => {
-      counts.written += chunk.length;
-      if (index < last) this.socket.write(chunk);
-      else
-        this.socket.write(chunk, () => {
-          this.writing--;
-          done();
-          this.settle();
-        });
+    this.answering = true;
+    this.deps.serve(request, bytes.subarray(request.headLength), this.socket, (keepAlive) => {
+      this.answering = false;
+      // `Connection: close`: the HTTP server ends the connection once the answer is out.
+      if (!keepAlive) {
+        this.closed = true;
+        return;
+      }
+      if (this.handingOff) return this.settle();
+      if (this.socket.isPaused()) this.socket.resume();
+      this.next();
     });
   }
 
@@ -221,8 +136,11 @@ export class ConnectionRelay {
 
   /** Hands the socket over once nothing of this process is left to write on it. */
   private settle(): void {
-    if (!this.handingOff || this.closed || this.answering > 0 || this.writing > 0) return;
-    if (this.socket.writableLength > 0) return;
+    if (!this.handingOff || this.closed || this.answering) return;
+    if (this.socket.writableLength > 0) {
+      this.socket.once('drain', () => this.settle());
+      return;
+    }
     const rest: Buffer[] = [this.unread];
     for (let chunk = this.readBuffered(); chunk !== null; chunk = this.readBuffered()) rest.push(chunk);
     // Reading stops in the kernel's buffer (nothing arrives between these synchronous lines): what
@@ -230,7 +148,6 @@ export class ConnectionRelay {
     const handle = (this.socket as unknown as { _handle?: { readStop?: () => number } })._handle;
     handle?.readStop?.();
     this.closed = true;
-    this.stream?.push(null);
     this.socket.removeAllListeners('data');
     this.socket.removeAllListeners('timeout');
     this.socket.setTimeout(0);
@@ -244,7 +161,6 @@ export class ConnectionRelay {
   private close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.stream?.destroy();
     this.socket.destroy();
   }
 }

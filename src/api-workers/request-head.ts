@@ -1,10 +1,13 @@
 /**
- * What an API worker reads of a request before it decides whether to answer it itself or to hand
- * the connection to the main process: the request line, the body's length, and nothing it is
- * unsure of. The scan is deliberately narrower than the HTTP parser behind it (llhttp): any head
- * the two might frame differently (a second Content-Length, Transfer-Encoding, a folded or bare-LF
- * line, a byte outside the header grammar) is `unsure`, and the main process reads it from the
- * first byte with its own parser, so both processes can never disagree on where a request ends.
+ * What an API worker reads of a request: the request line, the headers, the body's length, and
+ * nothing it is unsure of. A request it frames becomes node's request object as it is
+ * (socket-exchange.ts), so the scan stands in for node's parser (llhttp) and is deliberately
+ * narrower than it: any head the two might frame or read differently (a second Content-Length,
+ * Transfer-Encoding, a folded or bare-LF line, a byte outside the header grammar, a Connection
+ * token other than keep-alive or close) and any head node's server answers without a handler (no
+ * Host, Expect, Upgrade) is `unsure`, and the main process reads it from the first byte with its
+ * own parser. So the two processes never disagree on where a request ends or what it says
+ * (test/api-workers/request-head-differential.test.ts).
  */
 
 /** A request whose bytes are all buffered and that a worker may answer. */
@@ -13,12 +16,16 @@ export interface ScannedRequest {
   readonly method: string;
   /** The request target as sent (path and query). */
   readonly target: string;
+  /** 0 for HTTP/1.0, 1 for HTTP/1.1. */
+  readonly minorVersion: 0 | 1;
   /** Bytes of the head, the empty line included. */
   readonly headLength: number;
   /** Bytes of the body (Content-Length; 0 without one). */
   readonly bodyLength: number;
   /** Lower-cased header names and their values (one of each: a repeated name is `unsure`). */
   readonly headers: ReadonlyMap<string, string>;
+  /** Names as sent and their values, alternating, as node's `IncomingMessage.rawHeaders`. */
+  readonly rawHeaders: string[];
 }
 
 /** The head is not complete yet: read more (it is shorter than the bound so far). */
@@ -38,7 +45,7 @@ export type HeadScan = ScannedRequest | IncompleteHead | UnsureHead;
 export const MAX_SCANNED_HEAD_BYTES = 16 * 1024;
 
 const HEAD_END = Buffer.from('\r\n\r\n');
-const REQUEST_LINE = /^([A-Z]{1,16}) (\/[!-~]*) HTTP\/1\.[01]$/;
+const REQUEST_LINE = /^([A-Z]{1,16}) (\/[!-~]*) HTTP\/1\.([01])$/;
 /** RFC 9110 token, then a value of visible characters, spaces and tabs (no obs-fold, no bare CR). */
 const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([\t\x20-\x7e\x80-\xff]*?)[ \t]*$/;
 /** Headers that change how the bytes after the head are framed or read: the main process's job. */
@@ -57,6 +64,7 @@ export function scanRequestHead(buffer: Buffer): HeadScan {
   const requestLine = REQUEST_LINE.exec(lines[0] ?? '');
   if (requestLine === null) return { kind: 'unsure', why: 'request line' };
   const headers = new Map<string, string>();
+  const rawHeaders: string[] = [];
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     const header = HEADER_LINE.exec(line);
@@ -65,7 +73,14 @@ export function scanRequestHead(buffer: Buffer): HeadScan {
     const name = header[1]!.toLowerCase();
     if (headers.has(name) || FRAMING_HEADERS.has(name)) return { kind: 'unsure', why: `header ${name}` };
     headers.set(name, header[2]!);
+    rawHeaders.push(header[1]!, header[2]!);
   }
+  // Node's server answers an HTTP/1.1 request without Host itself (400), before any handler.
+  if (requestLine[3] === '1' && !headers.has('host')) return { kind: 'unsure', why: 'no host' };
+  // Keep-alive or close, nothing else: other tokens (upgrade, a list) are llhttp's to read.
+  const connection = headers.get('connection');
+  if (connection !== undefined && !/^(?:keep-alive|close)$/i.test(connection))
+    return { kind: 'unsure', why: 'connection' };
   const contentLength = headers.get('content-length');
   if (contentLength !== undefined && !/^\d{1,9}$/.test(contentLength))
     return { kind: 'unsure', why: 'content-length' };
@@ -73,8 +88,10 @@ export function scanRequestHead(buffer: Buffer): HeadScan {
     kind: 'request',
     method: requestLine[1]!,
     target: requestLine[2]!,
+    minorVersion: requestLine[3] === '0' ? 0 : 1,
     headLength: end + HEAD_END.length,
     bodyLength: contentLength === undefined ? 0 : Number(contentLength),
     headers,
+    rawHeaders,
   };
 }

@@ -1,11 +1,11 @@
 import type { Server, Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import pino from 'pino';
 import type { ApiContracts } from '../http/index.js';
 import type { Config } from '../config/index.js';
 import { MetricReplica } from '../monitor/index.js';
 import { EncoderConnections } from '../process/index.js';
 import { ConnectionRelay } from './connection-relay.js';
+import { exchangeOnSocket } from './socket-exchange.js';
 import { RequestTally } from './request-tally.js';
 import { buildWorkerRoutes, type WorkerRoutes } from './worker-routes.js';
 import type { FromWorker, ToWorker } from './messages.js';
@@ -34,9 +34,7 @@ export function runApiWorker(contracts: ApiContracts): void {
   };
   let encoderPids: ReadonlySet<number> = new Set();
   let listener: Server | undefined;
-  let generation = 0;
   const requests = new RequestTally((counted) => send({ type: 'requests', counted }));
-  const relays = new WeakMap<Duplex, ConnectionRelay>();
   const open = new Set<ConnectionRelay>();
   // Config changes are built one after the other, in the order they were sent.
   let building: Promise<void> = Promise.resolve();
@@ -49,9 +47,11 @@ export function runApiWorker(contracts: ApiContracts): void {
     }
     const relay: ConnectionRelay = new ConnectionRelay(socket, {
       answersHere: (request, body, from) => workerAnswers(state, request, body, from),
-      serve: (stream) => {
-        relays.set(stream, relay);
-        state.routes?.http.emit('connection', stream);
+      serve: (request, body, socket, ended) => {
+        const http = state.routes?.http;
+        // No routes now (cannot happen once built: a config change replaces them, never clears them).
+        if (http === undefined) return socket.destroy();
+        exchangeOnSocket(http, socket, request, body, ended);
       },
       handOff: (handed, unread) => {
         open.delete(relay);
@@ -60,7 +60,6 @@ export function runApiWorker(contracts: ApiContracts): void {
       maxBodyBytes: routes.config.api.max_body_kbytes * 1024,
       keepAliveMs: routes.config.api.timeouts.keepalive_sec * 1000,
       idleMs: routes.config.api.timeouts.idle_sec * 1000,
-      generation: () => generation,
     });
     open.add(relay);
     socket.once('close', () => open.delete(relay));
@@ -74,13 +73,7 @@ export function runApiWorker(contracts: ApiContracts): void {
       replica: state.replica,
       requests,
     });
-    // Counts each answer once it is written, so a connection is handed back only after its answers.
-    routes.http.on('request', (request: { socket: Duplex }, response: NodeJS.EventEmitter) => {
-      const relay = relays.get(request.socket);
-      if (relay !== undefined) response.once('finish', () => relay.answered());
-    });
     state.routes = routes;
-    generation = sent;
     send({ type: 'applied', generation: sent });
   };
 

@@ -9,7 +9,7 @@ import { IpIgnoreList, TrafficMeter, type RequestCounter } from '../session/inde
 /** A worker's HTTP side under one config: the same server conventions and route code as the main's. */
 export interface WorkerRoutes {
   readonly config: Config;
-  /** The node server behind fastify; it never listens: connection-relay.ts hands it its streams. */
+  /** The node server behind fastify; it never listens: socket-exchange.ts hands it its requests. */
   readonly http: Server;
   /** The configured credentials, for the check before a login is answered here (worker-answers.ts). */
   readonly passwords: PasswordCheck | undefined;

@@ -176,6 +176,98 @@ describe('API workers: logins and metric queries on a second process', () => {
     await closed;
   });
 
+  it('answers each kind of request byte for byte as the main process, pipelined ones in order', async () => {
+    // The worker builds node's request and response for what it scanned and answers on the socket
+    // itself (socket-exchange.ts): what node's server and fastify derive from a head (CORS, the
+    // content coding, keep-alive, the HTTP version, errors) must come out as in the main process.
+    const onWorker = await held('worker', login(password));
+    const onMain = await held('main', login(password));
+    const { access_token: token } = JSON.parse(onMain.answer.body) as { access_token: string };
+    const query = {
+      timerange_sec: 300,
+      interval_sec: 60,
+      metrics: [{ name: 'cpu_idle' }, { name: 'mem_total' }, { name: 'mem_free' }, { name: 'uptime_uptime' }],
+    };
+    const withHeaders = (request: string, headers: string): string =>
+      request.replace('Host: test\r\n', `Host: test\r\n${headers}`);
+    const asHttp10 = (request: string): string => request.replace(' HTTP/1.1\r\n', ' HTTP/1.0\r\n');
+    const variants: Record<string, string> = {
+      'a query': post('/api/v3/metrics', query, token),
+      'from another origin': withHeaders(
+        post('/api/v3/metrics', query, token),
+        'Origin: https://ui.example\r\n',
+      ),
+      // The catalog: several kB, over the threshold of compression.
+      'gzip accepted': withHeaders(get('/api/v3/metrics', token), 'Accept-Encoding: gzip, deflate\r\n'),
+      'the catalog over HTTP/1.0, kept alive': withHeaders(
+        asHttp10(get('/api/v3/metrics', token)),
+        'Connection: keep-alive\r\n',
+      ),
+      'an unknown token': post('/api/v3/metrics', query, token.slice(0, -4) + 'AAAA'),
+    };
+    variants['a query that is not JSON'] = post('/api/v3/metrics', query, token).replace(
+      /Content-Length: \d+\r\n\r\n.*$/s,
+      'Content-Length: 13\r\n\r\n{"metrics": [',
+    );
+    const date = /\r\nDate: [^\r]*/i;
+    for (const [name, request] of Object.entries(variants)) {
+      const fromWorker = await onWorker.connection.request(request);
+      const fromMain = await onMain.connection.request(request);
+      assert.equal(
+        await holderOf(server, onWorker.connection),
+        onWorker.holder,
+        `${name}: the worker answered`,
+      );
+      assert.equal(fromWorker.head.replace(date, ''), fromMain.head.replace(date, ''), name);
+      if (name === 'gzip accepted') assert.match(fromWorker.head, /\r\ncontent-encoding: gzip\r\n/i);
+      assert.equal(fromWorker.body, fromMain.body, name);
+    }
+    // A login's head (its tokens are its own, of the same length).
+    const loginFromWorker = await onWorker.connection.request(
+      withHeaders(login(password), 'Origin: https://ui.example\r\n'),
+    );
+    const loginFromMain = await onMain.connection.request(
+      withHeaders(login(password), 'Origin: https://ui.example\r\n'),
+    );
+    assert.equal(loginFromWorker.head.replace(date, ''), loginFromMain.head.replace(date, ''));
+    // Three requests in one write: three answers, in order, from the worker.
+    const pipelined = [
+      post('/api/v3/metrics', query, token),
+      get('/api/v3/metrics', token),
+      post('/api/v3/metrics', { metrics: [{ name: 'mem_total' }] }, token),
+    ];
+    onWorker.connection.write(pipelined.join(''));
+    const answers = [];
+    for (let i = 0; i < pipelined.length; i++) answers.push(await onWorker.connection.answer());
+    for (const [i, request] of pipelined.entries()) {
+      const expected = await onMain.connection.request(request);
+      assert.equal(answers[i]!.status, 200, answers[i]!.body);
+      assert.equal(answers[i]!.body, expected.body, `pipelined answer ${i}`);
+    }
+    assert.equal(await holderOf(server, onWorker.connection), onWorker.holder, 'the worker answered them');
+    // A body refused before it was read (a 401 for a query without a token): the main process ends
+    // the connection when the refusal came before node parsed the body (http/unread-body.ts); a
+    // worker has always read the whole body first, and keeps the connection, as the main process
+    // does when the body was parsed first. Everything else of the answer is alike.
+    const keepAliveLines = /\r\n(?:connection|keep-alive): [^\r]*/gi;
+    const refusedOnWorker = await onWorker.connection.request(post('/api/v3/metrics', query));
+    const refusedOnMain = await onMain.connection.request(post('/api/v3/metrics', query));
+    assert.equal(refusedOnWorker.status, 401);
+    assert.equal(
+      refusedOnWorker.head.replace(date, '').replace(keepAliveLines, ''),
+      refusedOnMain.head.replace(date, '').replace(keepAliveLines, ''),
+    );
+    assert.equal(refusedOnWorker.body, refusedOnMain.body);
+    // HTTP/1.0 without keep-alive: the answer, then the end of the connection, as from node's server.
+    const closed = new Promise((resolve) => onWorker.connection.socket.once('close', resolve));
+    const last = await onWorker.connection.request(asHttp10(get('/api/v3/metrics', token)));
+    const { connection: mainAgain } = await held('main', login(password));
+    const lastFromMain = await mainAgain.request(asHttp10(get('/api/v3/metrics', token)));
+    assert.equal(last.status, 200);
+    assert.equal(last.head.replace(date, ''), lastFromMain.head.replace(date, ''));
+    await closed;
+  });
+
   it("counts a worker's answers in the main process's http sessions", async () => {
     // 127.0.0.2 is outside the default ignore list.
     const counted = async (): Promise<number> => {

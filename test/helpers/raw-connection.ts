@@ -3,6 +3,8 @@ import { connect as connectTls } from 'node:tls';
 
 export interface RawAnswer {
   status: number;
+  /** The status line and header lines as sent, without the empty line. */
+  head: string;
   /** Header names in lower case. */
   headers: Map<string, string>;
   body: string;
@@ -71,7 +73,8 @@ export class RawConnection {
     for (;;) {
       const end = this.buffered.indexOf('\r\n\r\n');
       if (end >= 0) {
-        const [statusLine = '', ...lines] = this.buffered.toString('latin1', 0, end).split('\r\n');
+        const head = this.buffered.toString('latin1', 0, end);
+        const [statusLine = '', ...lines] = head.split('\r\n');
         const headers = new Map(
           lines.map((line) => [
             line.slice(0, line.indexOf(':')).toLowerCase(),
@@ -82,7 +85,7 @@ export class RawConnection {
         if (this.buffered.length >= end + 4 + length) {
           const body = this.buffered.toString('utf8', end + 4, end + 4 + length);
           this.buffered = this.buffered.subarray(end + 4 + length);
-          return { status: Number(statusLine.split(' ')[1]), headers, body };
+          return { status: Number(statusLine.split(' ')[1]), head, headers, body };
         }
       }
       if (this.ended) throw new Error('the connection closed before a whole answer');
