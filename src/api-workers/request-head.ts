@@ -41,8 +41,13 @@ export interface UnsureHead {
 
 export type HeadScan = ScannedRequest | IncompleteHead | UnsureHead;
 
-/** Longest head a worker frames; a longer one goes to the main process (whose bound applies). */
-export const MAX_SCANNED_HEAD_BYTES = 16 * 1024;
+/**
+ * Longest head a worker frames; a longer one goes to the main process (whose bound applies). Half
+ * of node's own bound (16 KiB), so that no head near it is framed here and refused there.
+ */
+export const MAX_SCANNED_HEAD_BYTES = 8 * 1024;
+/** Most header lines a worker frames: node keeps only the first 2 000 of a head. */
+const MAX_SCANNED_HEADERS = 500;
 
 const HEAD_END = Buffer.from('\r\n\r\n');
 const REQUEST_LINE = /^([A-Z]{1,16}) (\/[!-~]*) HTTP\/1\.([01])$/;
@@ -61,6 +66,7 @@ export function scanRequestHead(buffer: Buffer): HeadScan {
   }
   if (end + HEAD_END.length > MAX_SCANNED_HEAD_BYTES) return { kind: 'unsure', why: 'head too long' };
   const lines = buffer.toString('latin1', 0, end).split('\r\n');
+  if (lines.length > MAX_SCANNED_HEADERS + 1) return { kind: 'unsure', why: 'too many headers' };
   const requestLine = REQUEST_LINE.exec(lines[0] ?? '');
   if (requestLine === null) return { kind: 'unsure', why: 'request line' };
   const headers = new Map<string, string>();

@@ -204,4 +204,15 @@ describe("the API worker's head scanner against node's HTTP parser", () => {
     // The generator must reach the scanner's own framing often enough to mean something.
     assert.ok(framed > 200, `only ${framed} heads framed`);
   });
+
+  it("leaves heads near node's bounds to the main process: 8 KiB and 500 header lines", () => {
+    const head = (lines: string[]): Buffer =>
+      Buffer.from(['GET / HTTP/1.1', 'host: x', ...lines].join('\r\n') + '\r\n\r\n', 'latin1');
+    assert.equal(scanRequestHead(head([`x-a: ${'a'.repeat(8000)}`])).kind, 'request');
+    assert.equal(scanRequestHead(head([`x-a: ${'a'.repeat(8200)}`])).kind, 'unsure');
+    // Unique names (a repeated one is refused for itself): node keeps the first 2 000 lines only.
+    const names = (count: number): string[] => Array.from({ length: count }, (_, i) => `x-${i}: v`);
+    assert.equal(scanRequestHead(head(names(499))).kind, 'request');
+    assert.equal(scanRequestHead(head(names(500))).kind, 'unsure');
+  });
 });
