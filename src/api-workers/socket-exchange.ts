@@ -12,7 +12,7 @@ interface NodeRequestInternals {
 }
 interface NodeResponseInternals {
   _keepAliveTimeout: number;
-  /** Set when the head said `Connection: close`: the connection ends with this answer. */
+  /** Set when the answer's head says `Connection: close`: the connection ends with it. */
   _last: boolean;
   _closed: boolean;
 }
@@ -68,9 +68,11 @@ export function exchangeOnSocket(
     if (internals._last) socket.destroySoon();
     ended(!internals._last);
   });
-  // In node's order: the request is emitted at the end of its head, and its body follows. What
-  // the handlers do at once (a guard's 401 before a body is read) sees an incomplete request, as
-  // in the main process (http/unread-body.ts then ends the connection after the answer).
+  // In node's order: the request is emitted at the end of its head, and its body follows, so what
+  // a handler does at once sees the request incomplete, as there. Node also runs the promise jobs
+  // the emit queued before it reads the body; a worker does not, so a refusal that awaited one
+  // (the guard's 401) finds the body read and keeps the connection (docs/performance.md, known
+  // differences).
   server.emit('request', request, response);
   if (body.length > 0) request.push(body);
   request.complete = true;
