@@ -38,6 +38,8 @@ export class ConnectionRelay {
   /** An answer is under way: the next request waits for it (pipelined requests are answered in order). */
   private answering = false;
   private deciding = false;
+  /** The client ended its side: no request comes after the ones read. */
+  private clientEnded = false;
   private handingOff = false;
   private closed = false;
   /** The socket's idle timeout now, ms. */
@@ -52,7 +54,13 @@ export class ConnectionRelay {
       if (this.answering && this.unread.length > MAX_UNREAD_WHILE_ANSWERING) socket.pause();
       this.next();
     });
-    socket.on('end', () => this.close());
+    // The client may end its side once it has sent its requests (a half-close): they are still
+    // answered, as node's HTTP server answers them, and then the connection ends.
+    socket.allowHalfOpen = true;
+    socket.on('end', () => {
+      this.clientEnded = true;
+      this.next();
+    });
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
     socket.on('timeout', () => socket.destroy());
@@ -66,6 +74,13 @@ export class ConnectionRelay {
   private next(): void {
     while (!this.answering && !this.deciding && !this.handingOff && !this.closed) {
       const scan = scanRequestHead(this.unread);
+      if (scan.kind === 'incomplete' && this.clientEnded) {
+        // Nothing more will come: a request cut short is the main process's to answer (its
+        // parser's error), and with none the connection ends once the answers are out.
+        if (this.unread.length > 0) this.startHandOff();
+        else this.endConnection();
+        return;
+      }
       if (scan.kind === 'incomplete') {
         this.armTimeout(this.unread.length === 0 ? this.deps.keepAliveMs : this.deps.idleMs);
         return;
@@ -156,6 +171,12 @@ export class ConnectionRelay {
 
   private readBuffered(): Buffer | null {
     return this.socket.read() as Buffer | null;
+  }
+
+  /** Ends this side once the written answers are out (FIN); the socket closes when both ends did. */
+  private endConnection(): void {
+    this.closed = true;
+    this.socket.end();
   }
 
   private close(): void {
