@@ -181,8 +181,6 @@ export class WorkerPool {
     }
     if (message.type === 'hand-off' && handle !== undefined && handle !== null) {
       const socket = handle as Socket;
-      // As on the sockets the HTTP server accepts itself: a client's half-close is its to handle.
-      socket.allowHalfOpen = true;
       const bytes = message.bytes;
       // Read first, before the HTTP server's own reading takes over the descriptor.
       if (bytes.length > 0) socket.unshift(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Config } from '../config/index.js';
 import { AddressList } from './address-list.js';
 import { capConnectionsPerAddress } from './connection-cap.js';
@@ -58,6 +59,12 @@ export function createNodeServer(
   // lets the answer under way finish and then ends the connection. Not in node's typings; read by
   // its server on every client end (lib/_http_server.js, `socketOnEnd`).
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  // The sockets it accepts itself are half-open already; those it is given (HTTPS, a second
+  // listener, a connection an API worker handed back) are made so here, or node would end them at
+  // the client's end before the answer.
+  server.on('connection', (socket: Socket) => {
+    socket.allowHalfOpen = true;
+  });
   // No request and no answer byte for this long: closed (a body that stalls half-way included).
   server.setTimeout(limits.idleTimeoutMs);
   const maxRequestsPerSocket = numberOption(options.maxRequestsPerSocket, 0);

@@ -289,6 +289,16 @@ describe('API workers: logins and metric queries on a second process', () => {
         await closed;
       }
     }
+    // A request a worker hands to the main process with the connection, and the client's end with
+    // it: a refused login, answered after the main process's failure delay, long after the end
+    // (from an address of its own, so that the throttle leaves the other tests' logins alone).
+    const { connection } = await held('worker', login(password), '127.0.0.3');
+    const closed = new Promise((resolve) => connection.socket.once('close', resolve));
+    connection.write(post('/api/login', { username: 'nobody', password: 'not-the-password' }));
+    connection.socket.end();
+    const refused = await connection.answer();
+    assert.equal(refused.status, 401, refused.body);
+    await closed;
   });
 
   it("counts a worker's answers in the main process's http sessions", async () => {
