@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { firstHlsSegment, hlsRestreamProcess, livePublisherProcess } from '../helpers/hls-viewer.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ok, runningCommandLine, waitForState } from '../process/support.js';
-import { ffmpeg, publish, waitFor } from './rtmp-support.js';
+import { play, publish, waitFor } from './rtmp-support.js';
 
 const TOKEN = 'tok3n-secret';
 
@@ -107,15 +107,7 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
     assert.notEqual(refused.code, 0);
     const publisher = publish(`rtmp://127.0.0.1:${port}/live/y?token=${TOKEN}`, 4);
     await waitFor(() => server.app.ingest.rtmp?.channels().includes('/live/y') ?? false, '/live/y');
-    const player = await ffmpeg([
-      '-i',
-      `rtmp://127.0.0.1:${port}/live/y/${TOKEN}`,
-      '-t',
-      '1',
-      '-f',
-      'null',
-      '-',
-    ]).done;
+    const player = await play(`rtmp://127.0.0.1:${port}/live/y/${TOKEN}`, 1).done;
     assert.equal(player.code, 0, player.stderr);
     assert.equal((await publisher.done).code, 0);
   });
@@ -133,15 +125,7 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
     await waitFor(() => server.app.ingest.rtmp?.channels().includes('/live/own') ?? false, '/live/own');
 
     // It plays its own stream, opens no other, and the API never shows it.
-    const player = await ffmpeg([
-      '-i',
-      `rtmp://127.0.0.1:${port}/live/own?token=${runToken}`,
-      '-t',
-      '0.5',
-      '-f',
-      'null',
-      '-',
-    ]).done;
+    const player = await play(`rtmp://127.0.0.1:${port}/live/own?token=${runToken}`, 0.5).done;
     assert.equal(player.code, 0, player.stderr);
     const elsewhere = await publish(`rtmp://127.0.0.1:${port}/live/other?token=${runToken}`, 1).done;
     assert.notEqual(elsewhere.code, 0, 'the run token published a stream its run did not name');
@@ -165,15 +149,7 @@ describe('RTMP in the server: placeholders, API, sessions, metrics', () => {
     assert.ok(probeToken !== undefined && probeToken !== runToken && !probeArgv.includes(TOKEN), probeArgv);
     assert.ok(!prepared.mask(`from '${probeArgv}' ${probeToken}`).includes(probeToken), 'masked');
     prepared.release();
-    const released = await ffmpeg([
-      '-i',
-      `rtmp://127.0.0.1:${port}/live/own?token=${probeToken}`,
-      '-t',
-      '0.5',
-      '-f',
-      'null',
-      '-',
-    ]).done;
+    const released = await play(`rtmp://127.0.0.1:${port}/live/own?token=${probeToken}`, 0.5).done;
     assert.notEqual(released.code, 0, 'the token of a released probe played');
 
     // An input that refers to that output (`#own:output=out`) reads with a token of its own run.
@@ -292,15 +268,7 @@ describe('RTMP start-up errors', () => {
         () => server.app.ingest.rtmp?.channels().includes('/live/s') ?? false,
         'the RTMPS publisher',
       );
-      const player = await ffmpeg([
-        '-i',
-        `rtmp://127.0.0.1:${rtmpPort(server)}/live/s`,
-        '-t',
-        '1',
-        '-f',
-        'null',
-        '-',
-      ]).done;
+      const player = await play(`rtmp://127.0.0.1:${rtmpPort(server)}/live/s`, 1).done;
       assert.equal(player.code, 0, player.stderr);
       assert.equal((await publisher.done).code, 0);
     } finally {

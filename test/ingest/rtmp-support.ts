@@ -50,6 +50,11 @@ export function publish(url: string, seconds: number, recordTo?: string): Ffmpeg
   return publishLive('flv', url, seconds, recordTo);
 }
 
+/** A player that reads `seconds` of `url` and discards it: it exits 0 only if the stream played. */
+export function play(url: string, seconds: number): Ffmpeg {
+  return ffmpeg(['-i', url, '-t', String(seconds), '-f', 'null', '-']);
+}
+
 export async function startRtmp(
   options: Partial<RtmpServerOptions> = {},
 ): Promise<{ server: RtmpServer; port: number }> {
