@@ -76,12 +76,12 @@ export function scanRequestHead(buffer: Buffer): HeadScan {
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(':');
+    if (colon < 0) return { kind: 'unsure', why: 'header line' };
     const rawName = line.slice(0, colon);
     // Checked whole, then trimmed of its optional whitespace (a lazy pattern that trims as it
     // matches costs about a microsecond per bearer token).
     const rest = line.slice(colon + 1);
-    if (colon < 0 || !HEADER_NAME.test(rawName) || !HEADER_VALUE.test(rest))
-      return { kind: 'unsure', why: 'header line' };
+    if (!HEADER_NAME.test(rawName) || !HEADER_VALUE.test(rest)) return { kind: 'unsure', why: 'header line' };
     const value = trimOptionalWhitespace(rest);
     const name = rawName.toLowerCase();
     if (headers.has(name) || FRAMING_HEADERS.has(name)) return { kind: 'unsure', why: `header ${name}` };
